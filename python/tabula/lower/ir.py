@@ -1,0 +1,235 @@
+"""The integer IR: a closed set of TOSA-named ops over named, typed tensors.
+
+A :class:`Graph` is a list of :class:`Op` in execution order over :class:`Tensor` objects.  Layout:
+4-D activations are NHWC (the device layout); CONV2D weights are OHWI ``[Cout, KH, KW, Cin]``;
+FULLY_CONNECTED weights are ``[Cout, Cin]``.  Constants (weights, biases, tables) live in
+``Graph.constants`` as numpy arrays; the structure is JSON.
+
+Op contracts (attributes; ``zp`` = zero point).  Semantics follow TOSA 1.0 unless noted:
+
+``CONV2D``            in: x int8 [N,H,W,Cin], w int8 [Cout,KH,KW,Cin], b int32 [Cout] -> int32 [N,OH,OW,Cout]
+                      attrs: pad [top,bottom,left,right], stride [sy,sx], dilation [dy,dx], input_zp, weight_zp.
+                      ``acc = b[o] + sum (x - input_zp)(w - weight_zp)``; padded positions contribute 0
+                      (padding acts as the input zero point).  int32 accumulation, wrapping not allowed.
+``FULLY_CONNECTED``   in: x int8 [N,Cin], w int8 [Cout,Cin], b int32 [Cout] -> int32 [N,Cout];
+                      attrs: input_zp, weight_zp.  (TOSA 0.80 FULLY_CONNECTED.)
+``RESCALE``           in: int32 or int8 [..., C] -> int8; attrs: input_zp, output_zp, multiplier [C or 1],
+                      shift [C or 1] (per-channel on the last axis when len > 1).
+                      ``out = clamp(apply_scale_32(in - input_zp, m, s) + output_zp)``, single rounding
+                      (see :mod:`tabula.qmath`).
+``TABLE``             in: x int8 [...], table int8 [256] -> int8 [...];  ``out = table[x + 128]``.
+``MAX_POOL2D``        in: int8 [N,H,W,C] -> int8 [N,OH,OW,C]; attrs: kernel [kh,kw], stride [sy,sx],
+                      pad [top,bottom,left,right] (padding never wins: it is the dtype minimum).
+``RESHAPE``           in: any -> same dtype; attrs: shape (row-major, element order kept).
+``TRANSPOSE``         in: any -> same dtype; attrs: perms (output dim i = input dim perms[i]).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: The closed op set.  Adding an op means: a contract above, a verifier rule below, a lowering, a
+#: reference twin in ``tabula/reference/ops/``, a C kernel and a test.
+OPS = ("CONV2D", "FULLY_CONNECTED", "RESCALE", "TABLE", "MAX_POOL2D", "RESHAPE", "TRANSPOSE")
+
+DTYPES = ("int8", "int16", "int32")
+
+
+class IRError(ValueError):
+    """An IR graph that breaks an op contract (wrong dtype, shape or attribute)."""
+
+
+@dataclass
+class Tensor:
+    """A named tensor.  ``scale``/``zero_point`` describe its real value as
+    ``(q - zero_point) * scale`` (``scale`` is a list for per-channel weights, channel = axis 0).
+    ``const`` tensors have their data in :attr:`Graph.constants`."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    scale: float | list[float] | None = None
+    zero_point: int = 0
+    const: bool = False
+
+    @property
+    def nbytes(self) -> int:
+        """Size in bytes of the tensor's data."""
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass
+class Op:
+    """One IR op: TOSA name, input/output tensor names, attributes; ``source`` names the PyTorch
+    node it was lowered from (for error messages and the report)."""
+
+    op: str
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+
+@dataclass
+class Graph:
+    """A whole integer program: tensors, ops in execution order, graph inputs/outputs, constants."""
+
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    ops: list[Op] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    constants: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Layout the user-facing inputs/outputs have in PyTorch ("NCHW" for 4-D image tensors); the
+    #: host transposes to/from NHWC when it feeds the device.  One entry per input / output name.
+    io_layout: dict[str, str] = field(default_factory=dict)
+
+    # --- construction helpers -------------------------------------------------------------
+    def add_tensor(self, t: Tensor, data: np.ndarray | None = None) -> Tensor:
+        if t.name in self.tensors:
+            raise IRError(f"tensor {t.name!r} defined twice")
+        self.tensors[t.name] = t
+        if data is not None:
+            t.const = True
+            self.constants[t.name] = np.ascontiguousarray(data, dtype=t.dtype)
+        return t
+
+    def add_op(self, op: Op) -> Op:
+        self.ops.append(op)
+        return op
+
+    # --- (de)serialisation ----------------------------------------------------------------
+    def to_json(self) -> dict:
+        return {
+            "version": 1,
+            "inputs": self.inputs,
+            "outputs": self.outputs,
+            "io_layout": self.io_layout,
+            "tensors": [
+                {
+                    "name": t.name,
+                    "shape": list(t.shape),
+                    "dtype": t.dtype,
+                    "scale": t.scale,
+                    "zero_point": t.zero_point,
+                    "const": t.const,
+                }
+                for t in self.tensors.values()
+            ],
+            "ops": [
+                {"op": o.op, "inputs": o.inputs, "outputs": o.outputs, "attrs": o.attrs, "source": o.source}
+                for o in self.ops
+            ],
+        }
+
+    def save(self, directory: str | Path) -> None:
+        """Write ``ir.json`` (structure) and ``ir.npz`` (constants) into ``directory``.
+        Both are written to temporary names first and renamed, so no half-written IR is left."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        tmp_json, tmp_npz = d / "ir.json.tmp", d / "ir.tmp.npz"
+        tmp_json.write_text(json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n")
+        np.savez(tmp_npz, **self.constants)
+        tmp_json.replace(d / "ir.json")
+        tmp_npz.replace(d / "ir.npz")
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Graph":
+        """Read a graph written by :meth:`save`.  Raises FileNotFoundError naming the missing file."""
+        d = Path(directory)
+        for name in ("ir.json", "ir.npz"):
+            if not (d / name).is_file():
+                raise FileNotFoundError(f"{d / name} not found: not a saved tabula program directory")
+        js = json.loads((d / "ir.json").read_text())
+        g = cls(inputs=js["inputs"], outputs=js["outputs"], io_layout=js.get("io_layout", {}))
+        with np.load(d / "ir.npz") as npz:
+            consts = {k: npz[k] for k in npz.files}
+        for tj in js["tensors"]:
+            t = Tensor(tj["name"], tuple(tj["shape"]), tj["dtype"], tj["scale"], tj["zero_point"], tj["const"])
+            g.tensors[t.name] = t
+        g.constants = consts
+        g.ops = [Op(o["op"], o["inputs"], o["outputs"], o["attrs"], o.get("source", "")) for o in js["ops"]]
+        verify(g)
+        return g
+
+
+def _conv_out(size: int, k: int, stride: int, pad0: int, pad1: int, dilation: int = 1) -> int:
+    return (size + pad0 + pad1 - dilation * (k - 1) - 1) // stride + 1
+
+
+def verify(g: Graph) -> None:
+    """Check every op's contract (dtypes, shapes, attributes) and that each tensor is defined
+    before it is used.  Raises :class:`IRError` naming the op, its source node and the problem."""
+    defined = set(g.inputs) | {n for n, t in g.tensors.items() if t.const}
+    for n in list(g.inputs) + list(g.outputs):
+        if n not in g.tensors:
+            raise IRError(f"graph input/output {n!r} has no tensor")
+    for op in g.ops:
+        where = f"{op.op} ({op.source or 'no source'})"
+        if op.op not in OPS:
+            raise IRError(f"{where}: unknown IR op; the IR has {', '.join(OPS)}")
+        for n in op.inputs:
+            if n not in defined:
+                raise IRError(f"{where}: input {n!r} used before it is defined")
+        ins = [g.tensors[n] for n in op.inputs]
+        outs = [g.tensors[n] for n in op.outputs]
+        a = op.attrs
+
+        def need(cond: bool, msg: str) -> None:
+            if not cond:
+                raise IRError(f"{where}: {msg}")
+
+        need(len(outs) == 1, "must have exactly one output")
+        out = outs[0]
+        if op.op == "CONV2D":
+            x, w, b = ins
+            need(x.dtype == "int8" and w.dtype == "int8" and b.dtype == "int32", "dtypes must be int8, int8, int32")
+            need(out.dtype == "int32", "output must be int32")
+            need(len(x.shape) == 4 and len(w.shape) == 4 and x.shape[3] == w.shape[3], "x NHWC / w OHWI mismatch")
+            need(b.shape == (w.shape[0],), "bias must have Cout entries")
+            pt, pb, pl, pr = a["pad"]
+            sy, sx = a["stride"]
+            dy, dx = a["dilation"]
+            oh = _conv_out(x.shape[1], w.shape[1], sy, pt, pb, dy)
+            ow = _conv_out(x.shape[2], w.shape[2], sx, pl, pr, dx)
+            need(out.shape == (x.shape[0], oh, ow, w.shape[0]), f"output shape {out.shape} != {(x.shape[0], oh, ow, w.shape[0])}")
+        elif op.op == "FULLY_CONNECTED":
+            x, w, b = ins
+            need(x.dtype == "int8" and w.dtype == "int8" and b.dtype == "int32", "dtypes must be int8, int8, int32")
+            need(len(x.shape) == 2 and x.shape[1] == w.shape[1], "x [N,Cin] / w [Cout,Cin] mismatch")
+            need(out.dtype == "int32" and out.shape == (x.shape[0], w.shape[0]), "output must be int32 [N,Cout]")
+        elif op.op == "RESCALE":
+            (x,) = ins
+            need(x.dtype in ("int8", "int16", "int32") and out.dtype in ("int8", "int16"), "dtypes")
+            need(x.shape == out.shape, "shape must not change")
+            m, s = a["multiplier"], a["shift"]
+            need(len(m) == len(s) and len(m) in (1, x.shape[-1]), "multiplier/shift must have 1 or C entries")
+            need(all(0 <= v < 2**31 for v in m) and all(2 <= v <= 62 for v in s), "multiplier/shift out of range")
+        elif op.op == "TABLE":
+            x, t = ins
+            need(x.dtype == "int8" and t.dtype == "int8" and t.shape == (256,), "int8 TABLE needs a 256-entry int8 table")
+            need(out.dtype == "int8" and out.shape == x.shape, "output must be int8 of the input's shape")
+        elif op.op == "MAX_POOL2D":
+            (x,) = ins
+            kh, kw = a["kernel"]
+            sy, sx = a["stride"]
+            pt, pb, pl, pr = a["pad"]
+            need(x.dtype == out.dtype == "int8" and len(x.shape) == 4, "int8 NHWC in and out")
+            exp = (x.shape[0], _conv_out(x.shape[1], kh, sy, pt, pb), _conv_out(x.shape[2], kw, sx, pl, pr), x.shape[3])
+            need(out.shape == exp, f"output shape {out.shape} != {exp}")
+        elif op.op == "RESHAPE":
+            (x,) = ins
+            need(out.dtype == x.dtype and int(np.prod(out.shape)) == int(np.prod(x.shape)), "element count/dtype")
+            need(tuple(a["shape"]) == out.shape, "attr shape != output shape")
+        elif op.op == "TRANSPOSE":
+            (x,) = ins
+            p = a["perms"]
+            need(sorted(p) == list(range(len(x.shape))), "perms must permute the input dims")
+            need(out.shape == tuple(x.shape[i] for i in p) and out.dtype == x.dtype, "output shape")
+        defined.update(op.outputs)
+    for n in g.outputs:
+        if n not in defined:
+            raise IRError(f"graph output {n!r} is never produced")

@@ -1,0 +1,141 @@
+"""All quantization arithmetic of tabula, in one place.
+
+Every function names its rounding rule.  The device C code (``firmware_templates/runtime``)
+implements the same rules; tests pin both at ties and at mantissa overflow.
+
+Semantics follow the TOSA 1.0 specification:
+
+* ``apply_scale_32`` (TOSA 1.0 section 4.3.3 "Integer scaling"): ``(v*m + 2^(s-1)) >> s`` with an
+  arithmetic shift, i.e. a *single* rounding, half toward +infinity.  ``double_round`` is never used.
+* quantize / dequantize as in PyTorch's ``quantized_decomposed.quantize_per_tensor``: round half to
+  even (``torch.round`` / ``numpy.rint``), then clamp.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+__all__ = [
+    "DTYPE_RANGE",
+    "QuantizationError",
+    "quantize_multiplier",
+    "apply_scale_32_round_half_up",
+    "quantize_round_half_even",
+    "dequantize",
+    "build_table_int8",
+]
+
+#: (qmin, qmax) of each integer dtype name used by the IR.
+DTYPE_RANGE: dict[str, tuple[int, int]] = {
+    "int8": (-128, 127),
+    "int16": (-32768, 32767),
+    "int32": (-(2**31), 2**31 - 1),
+}
+
+
+class QuantizationError(ValueError):
+    """A scale, zero point or table that the integer program cannot represent."""
+
+
+def quantize_multiplier(scale: float) -> tuple[int, int]:
+    """Split a positive real ``scale`` into a TOSA ``(multiplier, shift)`` pair.
+
+    ``scale ~= multiplier * 2**-shift`` with ``multiplier`` in ``[2**30, 2**31)`` (31-bit mantissa,
+    from ``math.frexp``) and ``2 <= shift <= 62`` (TOSA 1.0 RESCALE, ``scale32=true``).
+
+    Rounding: the mantissa is rounded half to even; when that rounding reaches ``2**31`` (mantissa
+    overflow, e.g. scale = 1 - 2**-40) the pair is renormalised to ``(2**30, shift - 1)``.  A scale
+    below ``2**-31`` is represented with a smaller multiplier at ``shift = 62`` (precision is lost,
+    never range); a scale of exactly 0 gives ``(0, 2)``.
+
+    Raises:
+        QuantizationError: ``scale`` is negative, not finite, or too large (>= 2**29) for shift >= 2.
+    """
+    if not math.isfinite(scale) or scale < 0:
+        raise QuantizationError(f"rescale factor {scale!r} must be finite and >= 0")
+    if scale == 0.0:
+        return 0, 2
+    mantissa, exponent = math.frexp(scale)  # scale = mantissa * 2**exponent, mantissa in [0.5, 1)
+    multiplier = round(mantissa * (1 << 31))  # Python round: half to even
+    shift = 31 - exponent
+    if multiplier == (1 << 31):  # mantissa overflow
+        multiplier >>= 1
+        shift -= 1
+    if shift > 62:  # very small scale: keep shift at its maximum, shrink the multiplier
+        multiplier = round(multiplier / (1 << (shift - 62)))
+        shift = 62
+    if shift < 2:
+        raise QuantizationError(
+            f"rescale factor {scale!r} is too large for a 32-bit RESCALE (needs shift >= 2); "
+            "check the scales of the tensors around this op"
+        )
+    return int(multiplier), int(shift)
+
+
+def apply_scale_32_round_half_up(value: np.ndarray, multiplier, shift) -> np.ndarray:
+    """TOSA ``apply_scale_32`` with single rounding: ``(value*multiplier + 2**(shift-1)) >> shift``.
+
+    Args:
+        value: integer array (int32 range), any shape.
+        multiplier, shift: scalars or arrays broadcastable to ``value`` (per-channel on the last axis).
+    Returns:
+        int64 array of the same shape; the caller clamps to the output dtype.
+    Rounding: half toward +infinity (arithmetic shift of a biased value), as TOSA with
+    ``double_round = false``.  Exact: ``|value*multiplier| < 2**62`` fits int64.
+    """
+    v = np.asarray(value, dtype=np.int64)
+    m = np.asarray(multiplier, dtype=np.int64)
+    s = np.asarray(shift, dtype=np.int64)
+    return (v * m + (np.int64(1) << (s - 1))) >> s
+
+
+def quantize_round_half_even(x: np.ndarray, scale, zero_point, dtype: str) -> np.ndarray:
+    """PyTorch ``quantize_per_tensor``: ``clamp(rint(x / scale) + zero_point, qmin, qmax)``.
+
+    Rounding: half to even (``numpy.rint``), which is what ``torch.round`` does.  Like PyTorch's
+    decomposed kernel the product ``x * float32(1.0 / scale)`` is taken in float32 (not ``x / scale``),
+    so results agree with ``torch.ops.quantized_decomposed.quantize_per_tensor`` bit for bit.
+    Returns an array of numpy dtype ``dtype``.
+    """
+    qmin, qmax = DTYPE_RANGE[dtype]
+    xf = np.asarray(x, dtype=np.float32)
+    q = np.rint(xf * np.float32(1.0 / scale)) + np.float32(zero_point)
+    return np.clip(q, qmin, qmax).astype(dtype)
+
+
+def dequantize(q: np.ndarray, scale, zero_point) -> np.ndarray:
+    """``(q - zero_point) * scale`` in float32 (PyTorch ``dequantize_per_tensor``)."""
+    return (np.asarray(q, dtype=np.float32) - np.float32(zero_point)) * np.float32(scale)
+
+
+def build_table_int8(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    in_zero_point: int,
+    out_scale: float,
+    out_zero_point: int,
+) -> np.ndarray:
+    """Build the 256-entry int8 TABLE for ``f`` (TOSA 1.0 TABLE, int8: ``out = table[in + 128]``).
+
+    Enumerates every input code ``c = -128..127`` (never a linspace over qmin..qmax):
+    ``table[c + 128] = clamp(rint(f(dq(c)) / out_scale) + out_zero_point, -128, 127)``, with
+    ``dq`` and the quantization done exactly as PyTorch's float32 q/dq, so the table equals
+    PyTorch's ``q(f(dq(c)))`` for every code.
+
+    ``f`` maps a float32 array to a float32 array.  NaN results (out of domain) raise.
+
+    Raises:
+        QuantizationError: ``f`` returned NaN for some code (the input grid leaves the domain).
+    """
+    codes = np.arange(-128, 128, dtype=np.int32)
+    x = dequantize(codes, in_scale, in_zero_point)
+    y = np.asarray(f(x), dtype=np.float32)
+    if np.isnan(y).any():
+        bad = codes[np.isnan(y)]
+        raise QuantizationError(
+            f"table function is undefined (NaN) at input codes {bad.tolist()[:8]}...; "
+            "the op's input qparams must keep every code inside its domain"
+        )
+    return quantize_round_half_even(y, out_scale, out_zero_point, "int8")
