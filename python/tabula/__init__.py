@@ -1,0 +1,42 @@
+"""tabula: PyTorch model -> quantized integer program (TOSA semantics) -> bare-metal Arm firmware.
+
+Public API::
+
+    gm = tabula.quantize(model, example_inputs, calibration, scheme="int8")  # PT2E converted graph
+    program = tabula.lower(gm, example_inputs)                                # tabula.Program
+    program.run(*float_inputs)     # quantize, run the integer reference, dequantize
+    program.run_int(*int_inputs)   # integer reference, device layout (NHWC)
+    program.save(dir); tabula.load(dir)
+"""
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from .program import Program, QParams  # noqa: E402
+
+__all__ = ["quantize", "lower", "load", "Program", "QParams"]
+__version__ = "0.1.0"
+
+
+def quantize(model, example_inputs, calibration, scheme: str = "int8"):
+    """Quantize ``model`` with torchao PT2E under tabula's rules; see :func:`tabula.quantize.quantize`."""
+    from .quantize import quantize as _quantize
+
+    return _quantize(model, tuple(example_inputs), calibration, scheme=scheme)
+
+
+def lower(quantized, example_inputs=None) -> Program:
+    """Lower a converted PT2E graph (from :func:`quantize`) to a :class:`Program`.
+
+    ``example_inputs`` is accepted for symmetry with :func:`quantize`; shapes come from the graph.
+    Raises :class:`tabula.quantize.UnsupportedOpError` or :class:`tabula.lower.ir.LoweringError`."""
+    from .lower.pipeline import lower_graph
+
+    return Program(lower_graph(quantized))
+
+
+def load(directory) -> Program:
+    """Load a :class:`Program` saved with :meth:`Program.save`."""
+    return Program.load(directory)

@@ -43,6 +43,10 @@ class IRError(ValueError):
     """An IR graph that breaks an op contract (wrong dtype, shape or attribute)."""
 
 
+class LoweringError(ValueError):
+    """A node of the converted graph that cannot be lowered; the message names the node and its source."""
+
+
 @dataclass
 class Tensor:
     """A named tensor.  ``scale``/``zero_point`` describe its real value as
@@ -57,9 +61,19 @@ class Tensor:
     const: bool = False
 
     @property
+    def numel(self) -> int:
+        """Number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return np.dtype(self.dtype).itemsize
+
+    @property
     def nbytes(self) -> int:
         """Size in bytes of the tensor's data."""
-        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+        return self.numel * self.itemsize
 
 
 @dataclass

@@ -1,0 +1,22 @@
+/*
+ * TOSA 1.0 apply_scale_32 (section "Integer scaling"), scale32, double_round = false:
+ *     (value * multiplier + 2^(shift-1)) >> shift
+ * with an arithmetic (flooring) shift in 64 bits: a single rounding, half toward +infinity.
+ * Python twin: tabula.qmath.apply_scale_32_round_half_up.
+ *
+ * |value * multiplier| < 2^62 and the rounding term is at most 2^61, so the sum never overflows.
+ * The flooring shift is written with ~ so it does not rely on the implementation-defined
+ * right shift of negative numbers: for x < 0, floor(x / 2^s) = ~((~x) >> s).
+ * Out-of-contract shifts (outside [2, 62]) return 0; the kernels validate before calling.
+ */
+#include "tabula_kernels.h"
+
+int64_t tabula_apply_scale_32(int32_t value, int32_t multiplier, int32_t shift)
+{
+    int64_t x;
+    if (shift < 2 || shift > 62) {
+        return 0;
+    }
+    x = (int64_t)value * (int64_t)multiplier + ((int64_t)1 << (shift - 1));
+    return (x >= 0) ? (x >> shift) : ~((~x) >> shift);
+}

@@ -1,0 +1,131 @@
+/*
+ * tabula device runtime: announce the model (HELLO), then answer every INPUT with an OUTPUT
+ * until END (STATUS, EOT, exit). docs/protocol.md is the contract.
+ *
+ * Exit code (in STATUS and of the process): 0 when every inference returned TABULA_OK, else the
+ * first non-zero status tabula_model_run() returned; TABULA_EXIT_LINK_CLOSED when the link closed
+ * before END.
+ *
+ * Build-time defines (set by the toolchain tool from board.toml): TABULA_BOARD_NAME (a C string)
+ * and TABULA_BOARD_TICK_HZ.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "model.h"
+#include "tabula_board.h"
+#include "tabula_protocol.h"
+
+#ifndef TABULA_BOARD_NAME
+#define TABULA_BOARD_NAME "unknown"
+#endif
+#ifndef TABULA_BOARD_TICK_HZ
+#define TABULA_BOARD_TICK_HZ 0u
+#endif
+
+#define TABULA_EXIT_LINK_CLOSED 64
+
+static tabula_frame rx;   /* 4 KiB: static, not on the stack */
+
+static uint32_t total_bytes(const uint32_t *sizes, int n)
+{
+    uint32_t total = 0u;
+    for (int i = 0; i < n; i++) {
+        total += sizes[i];
+    }
+    return total;
+}
+
+static void send_hello(void)
+{
+    static const char board[] = TABULA_BOARD_NAME;
+    const uint8_t head[4] = {(uint8_t)TABULA_PROTOCOL_VERSION, (uint8_t)TABULA_MODEL_N_INPUTS,
+                             (uint8_t)TABULA_MODEL_N_OUTPUTS, 0u};
+    uint32_t name_len = (uint32_t)strlen(board);
+    uint32_t len = 4u + 4u * (TABULA_MODEL_N_INPUTS + TABULA_MODEL_N_OUTPUTS) + 4u + name_len;
+    tabula_frame_writer w;
+
+    tabula_frame_begin(&w, TABULA_MSG_HELLO, 0u, (uint16_t)len);
+    tabula_frame_put(&w, head, sizeof head);
+    for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
+        tabula_frame_put_u32(&w, tabula_model_input_bytes[i]);
+    }
+    for (int i = 0; i < TABULA_MODEL_N_OUTPUTS; i++) {
+        tabula_frame_put_u32(&w, tabula_model_output_bytes[i]);
+    }
+    tabula_frame_put_u32(&w, (uint32_t)(TABULA_BOARD_TICK_HZ));
+    tabula_frame_put(&w, (const uint8_t *)board, name_len);
+    tabula_frame_end(&w);
+}
+
+/* Copy the INPUT payload into the model inputs, run, answer with OUTPUT. Returns the status. */
+static int32_t run_one(const tabula_frame *in)
+{
+    const uint8_t *src = in->payload;
+    for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
+        memcpy(tabula_model_input(i), src, tabula_model_input_bytes[i]);
+        src += tabula_model_input_bytes[i];
+    }
+
+    uint32_t t0 = tabula_board_ticks();
+    int32_t status = (int32_t)tabula_model_run();
+    uint32_t ticks = tabula_board_ticks() - t0;
+
+    uint32_t out_len = 8u + total_bytes(tabula_model_output_bytes, TABULA_MODEL_N_OUTPUTS);
+    tabula_frame_writer w;
+    tabula_frame_begin(&w, TABULA_MSG_OUTPUT, in->seq, (uint16_t)out_len);
+    tabula_frame_put_u32(&w, ticks);
+    tabula_frame_put_u32(&w, (uint32_t)status);
+    for (int i = 0; i < TABULA_MODEL_N_OUTPUTS; i++) {
+        tabula_frame_put(&w, tabula_model_output(i), tabula_model_output_bytes[i]);
+    }
+    tabula_frame_end(&w);
+    return status;
+}
+
+static void finish(uint16_t seq, int32_t exit_code, uint32_t n_inferences)
+{
+    tabula_send_status(seq, exit_code, n_inferences);
+    tabula_board_putc(TABULA_EOT);
+    tabula_board_exit((int)exit_code);
+}
+
+int main(void)
+{
+    static const char banner[] = "tabula " TABULA_BOARD_NAME "\n";
+    const uint32_t in_total = total_bytes(tabula_model_input_bytes, TABULA_MODEL_N_INPUTS);
+    int32_t exit_code = 0;
+    uint32_t n_inferences = 0u;
+
+    tabula_board_init();
+    for (const char *p = banner; *p; p++) {   /* ignored by the host: outside any frame */
+        tabula_board_putc((uint8_t)*p);
+    }
+    send_hello();
+
+    for (;;) {
+        uint8_t reason = 0u;
+        uint16_t bad_seq = TABULA_SEQ_UNKNOWN;
+        tabula_rx_result r = tabula_frame_read(&rx, &reason, &bad_seq);
+
+        if (r == TABULA_RX_CLOSED) {
+            finish(TABULA_SEQ_UNKNOWN, TABULA_EXIT_LINK_CLOSED, n_inferences);
+        } else if (r == TABULA_RX_REJECTED) {
+            tabula_send_nack(bad_seq, reason);
+        } else if (rx.type == TABULA_MSG_INPUT) {
+            if (rx.len != in_total) {
+                tabula_send_nack(rx.seq, TABULA_NACK_LENGTH);
+                continue;
+            }
+            int32_t status = run_one(&rx);
+            n_inferences++;
+            if (status != 0 && exit_code == 0) {
+                exit_code = status;
+            }
+        } else if (rx.type == TABULA_MSG_END) {
+            finish(rx.seq, exit_code, n_inferences);
+        } else {
+            tabula_send_nack(rx.seq, TABULA_NACK_TYPE);
+        }
+    }
+}

@@ -1,0 +1,70 @@
+"""Static arena planning: give every non-constant tensor a byte offset in one buffer.
+
+Liveness: a tensor is live from the op that defines it (graph inputs: before op 0) to its last use
+(graph outputs: past the last op, so the host can read them).  Tensors with overlapping live ranges
+never overlap in memory.  Placement: greedy by size (largest first), each tensor at the lowest
+offset, aligned to :data:`ALIGN` bytes, that clashes with no placed tensor live at the same time.
+The result is optimal for chains and close to the live-set lower bound (reported beside it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..lower.ir import Graph
+
+ALIGN = 16  # bytes; enough for any kernel's vector loads
+
+
+@dataclass
+class ArenaPlan:
+    """``offsets``: tensor name -> byte offset; ``size``: arena bytes; ``lower_bound``: the largest
+    sum of live tensor bytes at any op (no plan can be smaller)."""
+
+    offsets: dict[str, int]
+    size: int
+    lower_bound: int
+
+
+def _align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+def plan_arena(g: Graph) -> ArenaPlan:
+    """Plan the arena for ``g``; see the module docstring for the rules."""
+    end = len(g.ops)
+    first: dict[str, int] = {n: -1 for n in g.inputs}
+    last: dict[str, int] = {}
+    for i, op in enumerate(g.ops):
+        for n in op.outputs:
+            first.setdefault(n, i)
+            last.setdefault(n, i)
+        for n in op.inputs:
+            if not g.tensors[n].const:
+                last[n] = i
+    for n in g.outputs:
+        last[n] = end
+    for n in g.inputs:
+        last.setdefault(n, -1)
+    names = [n for n in first if not g.tensors[n].const]
+    live = {n: (first[n], last[n]) for n in names}
+    size_of = {n: _align(g.tensors[n].nbytes) for n in names}
+
+    placed: list[tuple[int, int, str]] = []  # (offset, size, name)
+    offsets: dict[str, int] = {}
+    for n in sorted(names, key=lambda k: (-size_of[k], first[k], k)):
+        a0, a1 = live[n]
+        clashes = sorted(
+            (o, s) for o, s, m in placed if not (live[m][1] < a0 or a1 < live[m][0])
+        )
+        off = 0
+        for o, s in clashes:
+            if off + size_of[n] <= o:
+                break
+            off = max(off, o + s)
+        offsets[n] = off
+        placed.append((off, size_of[n], n))
+    size = max((o + s for o, s, _ in placed), default=0)
+    bound = 0
+    for i in range(-1, end + 1):
+        bound = max(bound, sum(g.tensors[n].nbytes for n in names if live[n][0] <= i <= live[n][1]))
+    return ArenaPlan(offsets, size, bound)

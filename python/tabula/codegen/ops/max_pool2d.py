@@ -1,0 +1,9 @@
+from ._window import window
+
+OP, TEMPLATE = "MAX_POOL2D", "max_pool2d"
+
+
+def context(op, g, ref) -> dict:
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    a = op.attrs
+    return dict(w=window(x.shape, y.shape, a["kernel"], a["stride"], a["pad"]), x=ref(x.name), y=ref(y.name))

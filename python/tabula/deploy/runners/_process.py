@@ -1,0 +1,87 @@
+"""Shared by the process-based runners: board settings, a child process in its own process
+group with its output going to a log file, and a kill that cannot leave strays behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+class RunnerError(RuntimeError):
+    """The runner could not start the firmware, or the firmware did not exit in time."""
+
+
+def runner_settings(board, name: str) -> dict:
+    """``board.runner[name]`` as a dict ({} when the board or the entry is missing)."""
+    runner = getattr(board, "runner", None) or {}
+    return dict(runner.get(name) or {})
+
+
+def log_tail(path: Path | None, n_lines: int = 20) -> str:
+    if path is None or not Path(path).exists():
+        return "(no log)"
+    lines = Path(path).read_bytes().decode("utf-8", errors="replace").splitlines()
+    return "\n".join(lines[-n_lines:]) if lines else "(log empty)"
+
+
+class ProcessRunner:
+    """Owns one child process; subclasses build the command and the Link."""
+
+    NAME = "process"
+
+    def __init__(self, log_path: str | os.PathLike | None = None):
+        self.log_path = Path(log_path) if log_path is not None else None
+        self.proc: subprocess.Popen | None = None
+        self._log = None
+
+    def _spawn(self, cmd: list[str], **popen_kwargs) -> subprocess.Popen:
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix=f"tabula-{self.NAME}-", suffix=".log")
+            os.close(fd)
+            self.log_path = Path(name)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")
+        self._log.write(("$ " + " ".join(cmd) + "\n").encode())
+        self._log.flush()
+        popen_kwargs.setdefault("stdout", self._log)
+        self.proc = subprocess.Popen(cmd, stderr=self._log, start_new_session=True,
+                                     **popen_kwargs)
+        return self.proc
+
+    def wait(self, timeout: float) -> int:
+        """The child's exit code; on timeout kill it and raise RunnerError with its log."""
+        if self.proc is None:
+            raise RunnerError(f"{self.NAME} runner: nothing started")
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise RunnerError(f"{self.NAME}: firmware did not exit within {timeout:g} s; "
+                              f"last lines of {self.log_path}:\n{log_tail(self.log_path)}") from None
+
+    def stop(self) -> None:
+        """Kill the child's whole process group if it is still running. Idempotent."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+                pass
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def describe(self) -> str:
+        """Exit state and log tail, for error messages."""
+        state = "not started"
+        if self.proc is not None:
+            code = self.proc.poll()
+            state = "still running" if code is None else f"exited with {code}"
+        return f"{self.NAME} {state}; last lines of {self.log_path}:\n{log_tail(self.log_path)}"

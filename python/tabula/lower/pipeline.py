@@ -1,0 +1,186 @@
+"""Lower a converted PT2E graph to the integer IR (:mod:`tabula.lower.ir`).
+
+The converted graph has the shape ``q -> dq -> op -> q -> dq -> op ...``: every float value between
+two ops is a ``quantize_per_tensor``/``dequantize_per_tensor`` pair, and weights and biases are
+integer constants behind ``dequantize_per_channel``.  Each (q, dq) pair becomes one IR tensor with
+that pair's (scale, zero_point); each aten op is lowered by the module in ``lower/ops/`` that lists
+it in ``ATEN`` (discovered by listing the folder, no hand-kept table), then the IR passes listed in
+:data:`PASSES` run, then :func:`tabula.lower.ir.verify`.
+
+4-D activations are NCHW in PyTorch and NHWC in the IR; :class:`LoweringContext` converts shapes and
+the op lowerings convert layouts where element order matters (e.g. flatten).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable
+
+import numpy as np
+import torch
+from torch.fx import GraphModule, Node
+
+from ..quantize import rules
+from ..quantize.quantizer import UnsupportedOpError, node_source
+from . import ops as _ops_pkg
+from .ir import Graph, IRError, LoweringError, Tensor, verify
+
+_qd = torch.ops.quantized_decomposed
+Q_OPS = {_qd.quantize_per_tensor.default}
+DQ_OPS = {_qd.dequantize_per_tensor.default}
+DQ_CHANNEL = {_qd.dequantize_per_channel.default}
+
+_TORCH_TO_IR = {torch.int8: "int8", torch.int16: "int16", torch.int32: "int32"}
+
+#: IR passes run after node lowering, in order: ``(name, function(graph) -> None)``.
+PASSES: list[tuple[str, Callable[[Graph], None]]] = []
+
+
+def _discover_lowerings() -> dict[str, Callable]:
+    table: dict[str, Callable] = {}
+    for info in pkgutil.iter_modules(_ops_pkg.__path__):
+        mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
+        for name in getattr(mod, "ATEN", ()):
+            table[name] = mod.lower
+    return table
+
+
+LOWERINGS = _discover_lowerings()
+
+
+def nchw_to_nhwc_shape(shape) -> tuple[int, ...]:
+    """``[N,C,H,W] -> (N,H,W,C)``; other ranks unchanged."""
+    s = tuple(int(d) for d in shape)
+    return (s[0], s[2], s[3], s[1]) if len(s) == 4 else s
+
+
+class LoweringContext:
+    """What an op lowering sees: the FX graph module, the IR graph being built, and helpers that
+    map FX values to IR tensors."""
+
+    def __init__(self, gm: GraphModule, graph: Graph):
+        self.gm = gm
+        self.graph = graph
+        self._tensor_of: dict[Node, str] = {}  # q or dq node -> IR tensor name
+        self._names: set[str] = set()
+
+    # -- naming ------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.graph.tensors or name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    # -- activations ---------------------------------------------------------------------
+    def _q_tensor(self, q: Node, base: str) -> str:
+        if q in self._tensor_of:
+            return self._tensor_of[q]
+        _, scale, zp, qmin, qmax, dtype = q.args[:6]
+        ir_dtype = _TORCH_TO_IR.get(dtype)
+        if ir_dtype is None:
+            raise LoweringError(f"{node_source(q)}: activation dtype {dtype} is not supported")
+        val = q.meta.get("val", q.args[0].meta.get("val") if isinstance(q.args[0], Node) else None)
+        if val is None:
+            raise LoweringError(f"{node_source(q)}: no shape information on {q.name}; capture with torch.export")
+        shape = nchw_to_nhwc_shape(val.shape)
+        t = Tensor(self.fresh(base), shape, ir_dtype, float(scale), int(zp))
+        self.graph.add_tensor(t)
+        self._tensor_of[q] = t.name
+        return t.name
+
+    def input(self, arg: Node, user: Node) -> Tensor:
+        """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node)."""
+        if not isinstance(arg, Node) or arg.target not in DQ_OPS:
+            raise LoweringError(
+                f"{node_source(user)}: input {getattr(arg, 'name', arg)!r} of {user.name} is not "
+                "quantized (no dequantize_per_tensor before it); was the model quantized with tabula.quantize?"
+            )
+        q = arg.args[0]
+        if not isinstance(q, Node) or q.target not in Q_OPS:
+            raise LoweringError(f"{node_source(user)}: expected quantize -> dequantize before {user.name}")
+        return self.graph.tensors[self._q_tensor(q, q.args[0].name)]
+
+    def output(self, node: Node) -> Tensor:
+        """The IR tensor for the output of ``node`` (its single ``quantize_per_tensor`` user)."""
+        users = list(node.users)
+        if len(users) != 1 or users[0].target not in Q_OPS:
+            raise LoweringError(
+                f"{node_source(node)}: output of {node.name} must feed exactly one quantize_per_tensor "
+                f"(has users {[u.name for u in users]})"
+            )
+        return self.graph.tensors[self._q_tensor(users[0], node.name)]
+
+    # -- constants -----------------------------------------------------------------------
+    def _attr(self, n: Node) -> torch.Tensor:
+        if n.op != "get_attr":
+            raise LoweringError(f"{n.name}: expected a constant (get_attr), got {n.op}")
+        obj = self.gm
+        for part in n.target.split("."):
+            obj = getattr(obj, part)
+        return obj.detach()
+
+    def per_channel_const(self, arg: Node, user: Node) -> tuple[np.ndarray, np.ndarray]:
+        """``(int data, float64 per-channel scales)`` of a weight/bias behind ``dequantize_per_channel``.
+        Raises LoweringError if ``arg`` is not a folded per-channel quantized constant on axis 0."""
+        if not isinstance(arg, Node) or arg.target not in DQ_CHANNEL:
+            raise LoweringError(f"{node_source(user)}: weight/bias of {user.name} is not a per-channel quantized constant")
+        data, scale, zp, axis = (self._attr(arg.args[0]), self._attr(arg.args[1]), self._attr(arg.args[2]), arg.args[3])
+        if axis != 0 or bool((zp != 0).any()):
+            raise LoweringError(f"{node_source(user)}: weights must be symmetric per-channel on axis 0")
+        return data.numpy(), scale.to(torch.float64).numpy()
+
+    def const(self, base: str, data: np.ndarray, dtype: str, scale=None) -> Tensor:
+        t = Tensor(self.fresh(base), tuple(data.shape), dtype, scale, 0)
+        return self.graph.add_tensor(t, data)
+
+    def temp(self, base: str, shape, dtype: str, scale=None, zero_point: int = 0) -> Tensor:
+        t = Tensor(self.fresh(base), tuple(int(d) for d in shape), dtype, scale, zero_point)
+        return self.graph.add_tensor(t)
+
+
+def lower_graph(gm: GraphModule) -> Graph:
+    """Lower a converted PT2E ``GraphModule`` to a verified IR :class:`Graph`.
+
+    Graph inputs are the ``quantize_per_tensor`` of each placeholder; graph outputs the
+    ``dequantize_per_tensor`` feeding the output node.
+    Raises:
+        UnsupportedOpError: listing every op with no lowering (with source lines).
+        LoweringError: a node whose pattern or attributes cannot be lowered (names the node).
+    """
+    missing = []
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target not in Q_OPS | DQ_OPS | DQ_CHANNEL:
+            name = rules.canonical_op(n.target)
+            if name not in LOWERINGS and name not in rules.IGNORED:
+                missing.append((name, node_source(n)))
+    if missing:
+        raise UnsupportedOpError(missing)
+
+    g = Graph()
+    ctx = LoweringContext(gm, g)
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            users = list(n.users)
+            if len(users) != 1 or users[0].target not in Q_OPS:
+                raise LoweringError(f"input {n.name} must feed exactly one quantize_per_tensor")
+            name = ctx._q_tensor(users[0], n.name)
+            g.inputs.append(name)
+            g.io_layout[name] = "NCHW" if len(g.tensors[name].shape) == 4 else "plain"
+        elif n.op == "call_function" and n.target not in Q_OPS | DQ_OPS | DQ_CHANNEL:
+            name = rules.canonical_op(n.target)
+            if name in rules.IGNORED:
+                raise LoweringError(f"{node_source(n)}: {name} must be removed before lowering (model.eval())")
+            LOWERINGS[name](ctx, n)
+        elif n.op == "output":
+            for arg in torch.utils._pytree.tree_leaves(n.args[0]):
+                t = ctx.input(arg, n)
+                g.outputs.append(t.name)
+                g.io_layout[t.name] = "NCHW" if len(t.shape) == 4 else "plain"
+    for _, run_pass in PASSES:
+        run_pass(g)
+    try:
+        verify(g)
+    except IRError as e:
+        raise LoweringError(f"lowering produced an invalid IR: {e}") from e
+    return g

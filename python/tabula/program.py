@@ -1,0 +1,106 @@
+"""``tabula.Program``: a lowered integer program with float and integer entry points."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from .lower.ir import Graph, verify
+from .qmath import dequantize, quantize_round_half_even
+
+
+class QParams(NamedTuple):
+    """Quantization parameters of one model input/output: ``real = (q - zero_point) * scale``."""
+
+    scale: float
+    zero_point: int
+    dtype: str
+
+
+class Program:
+    """An integer program (IR :class:`~tabula.lower.ir.Graph`) and the float interface around it.
+
+    Float tensors use PyTorch's layout (NCHW for 4-D images); integer tensors use the device
+    layout (NHWC for 4-D).  :meth:`run` does both conversions.
+    """
+
+    def __init__(self, graph: Graph):
+        verify(graph)
+        self.graph = graph
+
+    # -- interface ------------------------------------------------------------------------
+    @property
+    def input_qparams(self) -> list[QParams]:
+        """One ``(scale, zero_point, dtype)`` per model input, as the integer program uses it."""
+        return [self._qp(n) for n in self.graph.inputs]
+
+    @property
+    def output_qparams(self) -> list[QParams]:
+        """One ``(scale, zero_point, dtype)`` per model output."""
+        return [self._qp(n) for n in self.graph.outputs]
+
+    def _qp(self, name: str) -> QParams:
+        t = self.graph.tensors[name]
+        return QParams(float(t.scale), int(t.zero_point), t.dtype)
+
+    def _is_nchw(self, name: str) -> bool:
+        return self.graph.io_layout.get(name) == "NCHW"
+
+    # -- conversions ------------------------------------------------------------------------
+    def quantize_inputs(self, *float_inputs) -> list[np.ndarray]:
+        """Float inputs (PyTorch layout) -> integer inputs (device layout), with PyTorch's rounding.
+
+        Raises ValueError if the count or a shape does not match the program."""
+        if len(float_inputs) != len(self.graph.inputs):
+            raise ValueError(f"program has {len(self.graph.inputs)} input(s), got {len(float_inputs)}")
+        out = []
+        for name, x in zip(self.graph.inputs, float_inputs):
+            x = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=np.float32)
+            if self._is_nchw(name):
+                if x.ndim != 4:
+                    raise ValueError(f"input {name!r} must be 4-D NCHW, got shape {x.shape}")
+                x = x.transpose(0, 2, 3, 1)
+            t = self.graph.tensors[name]
+            if tuple(x.shape) != t.shape:
+                raise ValueError(f"input {name!r}: shape {x.shape} (device layout) != program's {t.shape}")
+            out.append(quantize_round_half_even(x, t.scale, t.zero_point, t.dtype))
+        return out
+
+    def dequantize_outputs(self, int_outputs) -> list[np.ndarray]:
+        """Integer outputs (device layout) -> float32 outputs (PyTorch layout)."""
+        res = []
+        for name, q in zip(self.graph.outputs, int_outputs):
+            t = self.graph.tensors[name]
+            y = dequantize(np.asarray(q).reshape(t.shape), t.scale, t.zero_point)
+            res.append(y.transpose(0, 3, 1, 2) if self._is_nchw(name) else y)
+        return res
+
+    # -- execution --------------------------------------------------------------------------
+    def run_int(self, *int_inputs) -> list[np.ndarray]:
+        """Run the integer reference (the golden model) on integer inputs in device layout.
+
+        Returns one integer array per output (device layout, the output tensor's dtype)."""
+        from .reference.interpreter import run_graph
+
+        return run_graph(self.graph, [np.asarray(x) for x in int_inputs])
+
+    def run(self, *float_inputs) -> list[np.ndarray]:
+        """Quantize float inputs, run the integer reference, dequantize: float32 outputs
+        (PyTorch layout), one per model output."""
+        return self.dequantize_outputs(self.run_int(*self.quantize_inputs(*float_inputs)))
+
+    # -- files -------------------------------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Write ``ir.json`` + ``ir.npz`` into ``directory`` (created); returns the directory."""
+        self.graph.save(directory)
+        return Path(directory)
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Program":
+        """Read a program written by :meth:`save`."""
+        return cls(Graph.load(directory))
+
+    def __repr__(self) -> str:
+        ops = ", ".join(o.op for o in self.graph.ops)
+        return f"Program({len(self.graph.ops)} ops: {ops})"
