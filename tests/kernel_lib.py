@@ -63,7 +63,7 @@ def _ptr(a: np.ndarray | None, typ):
 
 
 def _c(a, dtype) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=dtype)
+    return np.asarray(a, dtype=dtype, order="C")
 
 
 class KernelLib:
@@ -140,7 +140,7 @@ class KernelLib:
 
     def rescale(self, x, *, input_zp, output_zp, multiplier, shift) -> np.ndarray:
         """int32 or int8 ``x`` [..., C] -> int8; per-channel when len(multiplier) > 1."""
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x, order="C")
         m, s = _c(np.atleast_1d(multiplier), np.int32), _c(np.atleast_1d(shift), np.int32)
         per_channel = int(m.size > 1)
         channels = x.shape[-1] if (per_channel and x.ndim) else 1
@@ -162,7 +162,7 @@ class KernelLib:
         return out
 
     def transpose(self, x, perms) -> np.ndarray:
-        x = np.ascontiguousarray(x)
+        x = np.asarray(x, order="C")
         shape, p = _c(x.shape, np.int32), _c(perms, np.int32)
         out = np.empty(tuple(x.shape[i] for i in perms), dtype=x.dtype)
         self._call("tabula_transpose", x.ctypes.data, _ptr(shape, _i32p), _ptr(p, _i32p), x.ndim, x.itemsize,

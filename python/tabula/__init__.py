@@ -14,6 +14,10 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+# Bind the subpackages first: importing a submodule later never rebinds ``tabula.quantize`` /
+# ``tabula.lower``, so the functions below keep those names.
+from . import lower as _lower_pkg  # noqa: E402,F401
+from . import quantize as _quantize_pkg  # noqa: E402,F401
 from .program import Program, QParams  # noqa: E402
 
 __all__ = ["quantize", "lower", "load", "Program", "QParams"]

@@ -13,6 +13,11 @@ from pathlib import Path
 
 REQUIRED_KEYS = ("name", "description", "cpu", "toolchain", "sources", "tick_hz", "runner")
 
+# Flags every board's C gets; board.toml adds the CPU-specific ones (toolchain/<tool>.py applies).
+COMMON_CFLAGS = ["-O2", "-g", "-Wall", "-Wextra", "-Werror", "-ffunction-sections", "-fdata-sections"]
+C_STD = "-std=c99"
+COMMON_LINKFLAGS = ["-Wl,--gc-sections"]
+
 # What each external tool is for, and the one command that installs it (Debian/Ubuntu).
 INSTALL_HINTS = {
     "arm-none-eabi-gcc": "apt-get install --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi",

@@ -51,8 +51,16 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
     run = get_runner(name)(log_path=proc_log)
     try:
         with run.start(elf_path, board) as link:
-            result = run_session(link, inputs, timeout_s=timeout_s,
-                                 expect_input_bytes=expect_input_bytes, log=log_path)
+            try:
+                result = run_session(link, inputs, timeout_s=timeout_s,
+                                     expect_input_bytes=expect_input_bytes, log=log_path)
+            except SessionError as e:
+                if e.partial.exit_code is not None:  # it sent STATUS: let it exit on its own
+                    try:
+                        e.partial.process_exit_code = run.wait(EXIT_WAIT_S)
+                    except RunnerError:
+                        pass
+                raise
             try:
                 result.process_exit_code = run.wait(EXIT_WAIT_S)
             except RunnerError as e:

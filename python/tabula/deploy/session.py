@@ -94,11 +94,11 @@ class _Receiver:
         self.n_received = 0
 
     def received(self) -> str:
-        shown = bytes(self.tail[-TAIL_BYTES:])
-        more = "last " if self.n_received > len(shown) else ""
         if not self.n_received:
             return "received nothing from the device"
-        return f"received {self.n_received} bytes, {more}{len(shown)}: '{_printable(shown)}'"
+        shown = bytes(self.tail[-TAIL_BYTES:])
+        which = f", last {len(shown)}" if self.n_received > len(shown) else ""
+        return f"received {self.n_received} bytes{which}: '{_printable(shown)}'"
 
     def sync_stats(self) -> None:
         self.result.n_rejected_frames = self.parser.n_rejected

@@ -3,21 +3,35 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import torch
-from torch.fx import GraphModule
+from typing import TYPE_CHECKING
 
-from .quantizer import SCHEMES, TabulaQuantizer, UnsupportedOpError, check_supported
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
 
 __all__ = ["quantize", "capture", "SCHEMES", "TabulaQuantizer", "UnsupportedOpError", "check_supported"]
 
+_LAZY = {"SCHEMES", "TabulaQuantizer", "UnsupportedOpError", "check_supported"}
 
-def capture(model, example_inputs: tuple) -> GraphModule:
+
+def __getattr__(name: str):
+    # torchao is imported on first use only, so ``import tabula`` stays light.
+    if name in _LAZY:
+        from . import quantizer
+
+        return getattr(quantizer, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def capture(model, example_inputs: tuple) -> "GraphModule":
     """Capture ``model`` as an FX graph for PT2E.
 
     ``model`` may be an ``nn.Module`` (exported here with ``torch.export.export``), a
     ``torch.export.ExportedProgram`` (e.g. loaded from a ``.pt2``) or an already captured
     ``GraphModule``.  Uses ``.module(check_guards=False)`` so no ``_guards_fn`` node reaches prepare.
     """
+    import torch
+    from torch.fx import GraphModule
+
     if isinstance(model, GraphModule):
         return model
     if isinstance(model, torch.export.ExportedProgram):
@@ -29,6 +43,8 @@ def capture(model, example_inputs: tuple) -> GraphModule:
 
 
 def _batches(calibration) -> Iterable[tuple]:
+    import torch
+
     if isinstance(calibration, torch.Tensor):
         for i in range(calibration.shape[0]):
             yield (calibration[i : i + 1],)
@@ -37,7 +53,7 @@ def _batches(calibration) -> Iterable[tuple]:
         yield tuple(item) if isinstance(item, (tuple, list)) else (item,)
 
 
-def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") -> GraphModule:
+def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
     Args:
@@ -54,6 +70,10 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") ->
     """
     from torchao.quantization.pt2e import move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from .quantizer import TabulaQuantizer, check_supported
+
+    import torch
 
     gm = capture(model, example_inputs)
     check_supported(gm)

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set up a fresh Debian/Ubuntu machine for tabula (idempotent; run as root or with sudo).
+#   Arm GNU toolchain + newlib (cross compiler), QEMU (runs the Corstone-300 firmware),
+#   and the Python package with its pinned dependencies (torch==2.13.0 CPU, torchao 0.18).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_PACKAGES="gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gcc"
+missing=""
+for p in $APT_PACKAGES; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "bootstrap: installing Debian packages:$missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY -c "import tabula, torch, torchao, SCons" >/dev/null 2>&1 \
+   || [ pyproject.toml -nt .bootstrap-stamp ]; then
+    echo "bootstrap: installing the tabula Python package and its dependencies"
+    # torch is pinned to the CPU build; an open range would pull a multi-GB CUDA build.
+    $PY -m pip install -q --disable-pip-version-check "torch==2.13.0"
+    $PY -m pip install -q --disable-pip-version-check -e '.[test]'
+    touch .bootstrap-stamp
+fi
+# pip may put the scons launcher outside PATH for non-root users.
+if ! command -v scons >/dev/null 2>&1; then
+    echo "bootstrap: note: 'scons' is not on PATH; use '$PY -m SCons' or add $($PY -m site --user-base)/bin to PATH"
+fi
+echo "bootstrap: ready"

@@ -1,0 +1,133 @@
+"""``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
+
+    tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
+    tabula codegen  --ir build/dir --out build/dir/src                   # model.c, model.h
+    tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz --model m.pt2 --out build/dir
+    tabula show     build/dir/results.json
+    tabula boards
+
+Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
+validation: bit-exact mismatches or a device error); no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _quiet_torch() -> None:
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    logging.getLogger("torch").setLevel(logging.ERROR)
+    logging.getLogger("torchao").setLevel(logging.ERROR)
+
+
+def _cmd_quantize(a) -> int:
+    from .stages import quantize_and_lower
+
+    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme)
+    print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz")
+    return 0
+
+
+def _cmd_codegen(a) -> int:
+    from .stages import generate_sources
+
+    r = generate_sources(a.ir, a.out, a.name)
+    print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
+    return 0
+
+
+def _cmd_run(a) -> int:
+    from .report import print_table
+    from .stages import run_and_report
+
+    res = run_and_report(a.elf, a.board, a.ir, a.data, a.model, a.out, runner=a.runner or None, limit=a.limit or None)
+    if not a.quiet:
+        print_table(res)
+    if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
+        print(
+            f"tabula: error: device output differs from the integer reference in {res['bit_exact_mismatches']} "
+            f"element(s) ({res['n_outputs_received']}/{res['n_samples']} samples received); see {a.out}/results.json",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _cmd_show(a) -> int:
+    from .report import print_table
+
+    with open(a.results) as f:
+        print_table(json.load(f))
+    return 0
+
+
+def _cmd_boards(a) -> int:
+    from .boards import list_boards, load_board
+
+    for name in list_boards():
+        print(f"{name:14s} {load_board(name).description}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tabula", description="PyTorch model -> bare-metal Arm firmware, checked bit-exact")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    q = sub.add_parser("quantize", help="PT2E-quantize a .pt2 and lower it to the integer IR")
+    q.add_argument("--model", required=True)
+    q.add_argument("--calib", required=True)
+    q.add_argument("--scheme", default="int8")
+    q.add_argument("--out", required=True)
+    q.set_defaults(fn=_cmd_quantize)
+    c = sub.add_parser("codegen", help="render model.c/model.h from a saved IR")
+    c.add_argument("--ir", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--name", default="model")
+    c.set_defaults(fn=_cmd_codegen)
+    r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
+    r.add_argument("--board", required=True)
+    r.add_argument("--elf", required=True)
+    r.add_argument("--ir", required=True)
+    r.add_argument("--data", required=True)
+    r.add_argument("--model", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--runner", default="")
+    r.add_argument("--limit", type=int, default=0)
+    r.add_argument("--quiet", action="store_true", help="do not print the table")
+    r.set_defaults(fn=_cmd_run)
+    s = sub.add_parser("show", help="print a results.json as a table")
+    s.add_argument("results")
+    s.set_defaults(fn=_cmd_show)
+    b = sub.add_parser("boards", help="list the boards")
+    b.set_defaults(fn=_cmd_boards)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _quiet_torch()
+    from .deploy import SessionError
+    from .lower.ir import IRError, LoweringError
+    from .qmath import QuantizationError
+    from .quantize import UnsupportedOpError
+    from .stages import StageError
+
+    try:
+        return args.fn(args)
+    except (StageError, UnsupportedOpError, LoweringError, IRError, QuantizationError, FileNotFoundError) as e:
+        print(f"tabula: error: {e}", file=sys.stderr)
+        return 2
+    except SessionError as e:
+        print(f"tabula: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

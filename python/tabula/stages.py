@@ -1,0 +1,184 @@
+"""The toolchain's stages as plain functions over files; SCons builders and the CLI call these.
+
+Each stage reads files and writes files under ``build/<board>/<model>/`` so every intermediate can
+be opened:  ``quantized_graph.txt``, ``ir.json`` + ``ir.npz``, ``src/model.c`` + ``src/model.h``,
+``firmware.elf``, ``run.log``, ``results.json``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+class StageError(RuntimeError):
+    """A stage failed for a reason the user can fix; the message says which file and what to do."""
+
+
+def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | None]:
+    p = Path(path)
+    if not p.is_file():
+        raise StageError(f"{what} file {p} not found")
+    with np.load(p) as z:
+        if "x" not in z.files:
+            raise StageError(f"{what} file {p} has no array 'x' (it has {z.files}); save inputs as np.savez(path, x=...)")
+        x = z["x"].astype(np.float32)
+        y = z["y"] if "y" in z.files else None
+    if not np.isfinite(x).all():
+        raise StageError(f"{what} file {p}: 'x' contains NaN or Inf")
+    return x, y
+
+
+def load_exported(model_path: str | Path):
+    """Load a ``.pt2`` ExportedProgram; StageError if missing or unreadable."""
+    import torch
+
+    p = Path(model_path)
+    if not p.is_file():
+        raise StageError(f"model file {p} not found; export it with torch.export.save(torch.export.export(model, args), '{p}')")
+    try:
+        return torch.export.load(str(p))
+    except Exception as e:  # torch raises many types for a bad archive
+        raise StageError(f"cannot load {p} as a torch.export program (.pt2): {e}") from e
+
+
+def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
+    """Stage 1+2: ``.pt2`` + calibration ``.npz`` (``x``: float32 [n, ...]) -> ``quantized_graph.txt``,
+    ``ir.json``, ``ir.npz`` in ``out_dir``.  Returns the :class:`tabula.Program`."""
+    import torch
+
+    import tabula
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ep = load_exported(model_path)
+    x, _ = _load_npz_x(calib_path, "calibration")
+    example = tuple(a for a in ep.example_inputs[0]) if ep.example_inputs else (torch.from_numpy(x[:1]),)
+    if tuple(example[0].shape[1:]) != tuple(x.shape[1:]):
+        raise StageError(
+            f"calibration images have shape {x.shape[1:]} per sample but the model expects {tuple(example[0].shape[1:])}"
+        )
+    calib = torch.from_numpy(x)
+    gm = tabula.quantize(ep, example, calib, scheme=scheme)
+    (out / "quantized_graph.txt").write_text(gm.code)
+    program = tabula.lower(gm, example)
+    program.save(out)
+    return program
+
+
+def generate_sources(ir_dir, src_dir, model_name: str = "model"):
+    """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` in ``src_dir``."""
+    import tabula
+    from tabula.codegen import generate
+
+    program = tabula.load(ir_dir)
+    res = generate(program.graph, src_dir, model_name)
+    (Path(src_dir) / "arena.json").write_text(
+        json.dumps({"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
+                    "const_bytes": res.const_bytes, "offsets": res.arena.offsets}, indent=1) + "\n"
+    )
+    return res
+
+
+def elf_sizes(elf_path) -> dict:
+    """``flash_bytes`` (allocated sections with contents: code, rodata, .data's load image) and
+    ``ram_bytes`` (allocated writable sections: .data, .bss incl. arena, stack, heap) of an ELF."""
+    from elftools.elf.constants import SH_FLAGS
+    from elftools.elf.elffile import ELFFile
+
+    flash = ram = 0
+    with open(elf_path, "rb") as f:
+        for s in ELFFile(f).iter_sections():
+            flags = s["sh_flags"]
+            if not flags & SH_FLAGS.SHF_ALLOC:
+                continue
+            if s["sh_type"] != "SHT_NOBITS":
+                flash += s["sh_size"]
+            if flags & SH_FLAGS.SHF_WRITE:
+                ram += s["sh_size"]
+    return {"flash_bytes": int(flash), "ram_bytes": int(ram)}
+
+
+def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
+                   runner: str | None = None, limit: int | None = None) -> dict:
+    """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
+    integer reference, compare with float, write ``results.json`` and print a table.
+
+    Raises StageError when the device disagrees with nothing to compare (no output at all)."""
+    import torch
+
+    import tabula
+    from tabula.boards import load_board
+    from tabula.deploy import run_on_board
+    from tabula.report import accuracy, sqnr_db, write_results
+
+    out = Path(out_dir)
+    program = tabula.load(ir_dir)
+    x, y = _load_npz_x(data_path, "test data")
+    if limit:
+        x, y = x[:limit], (y[:limit] if y is not None else None)
+    board = load_board(board_name)
+
+    # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
+    int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
+    ref_outputs = [program.run_int(*xi) for xi in int_inputs]
+    payloads = [b"".join(a.tobytes() for a in xi) for xi in int_inputs]
+
+    t0 = time.monotonic()
+    session = run_on_board(elf_path, board_name, payloads, runner=runner, log_path=out / "run.log")
+    wall_s = time.monotonic() - t0
+
+    mismatches = 0
+    dev_outputs = []
+    for i, outs in enumerate(session.outputs):
+        dev = [np.frombuffer(b, dtype=r.dtype).reshape(r.shape) for b, r in zip(outs, ref_outputs[i])]
+        dev_outputs.append(dev)
+        mismatches += sum(int((d != r).sum()) for d, r in zip(dev, ref_outputs[i]))
+
+    ep = load_exported(model_path)
+    fmod = ep.module(check_guards=False)
+    with torch.no_grad():
+        float_out = np.concatenate([fmod(torch.from_numpy(x[i : i + 1])).numpy() for i in range(len(x))])
+    ref_float = np.concatenate([program.dequantize_outputs(r)[0] for r in ref_outputs])
+    dev_float = np.concatenate([program.dequantize_outputs(d)[0] for d in dev_outputs])
+
+    ticks = np.asarray(session.ticks, dtype=np.float64)
+    tick_hz = session.tick_hz or 0
+    icount_shift = board.runner.get("qemu", {}).get("icount_shift") if (runner or board.runner.get("default")) == "qemu" else None
+    instructions = None
+    if tick_hz and icount_shift is not None and len(ticks):
+        # QEMU -icount shift=N runs one instruction every 2^N ns of virtual time.
+        instructions = float(ticks.mean()) * 1e9 / tick_hz / (2**icount_shift)
+
+    results = {
+        "board": board_name,
+        "runner": runner or board.runner.get("default"),
+        "n_samples": int(len(x)),
+        "n_outputs_received": len(session.outputs),
+        "float_accuracy": accuracy(float_out, y),
+        "reference_accuracy": accuracy(ref_float, y),
+        "device_accuracy": accuracy(dev_float, y),
+        "bit_exact_mismatches": int(mismatches),
+        "output_elements": int(sum(r.size for ro in ref_outputs for r in ro)),
+        "sqnr_db_vs_float": sqnr_db(float_out, ref_float),
+        "instructions_per_inference": None if instructions is None else round(instructions),
+        "ticks_per_inference": float(ticks.mean()) if len(ticks) else None,
+        "tick_hz": tick_hz,
+        "arena_bytes": _arena_bytes(elf_path),
+        **elf_sizes(elf_path),
+        "device_exit_code": session.exit_code,
+        "rejected_frames": session.n_rejected_frames,
+        "wall_seconds": round(wall_s, 2),
+    }
+    write_results(out / "results.json", results)
+    return results
+
+
+def _arena_bytes(elf_path) -> int | None:
+    p = Path(elf_path).parent / "src" / "arena.json"
+    return json.loads(p.read_text())["arena_bytes"] if p.is_file() else None

@@ -1,0 +1,165 @@
+"""CONV2D int8: C tabula_conv2d_s8 == reference (tolerance 0), reference == torch conv2d (float64 of
+x - zp, exact at these magnitudes), padding acts as the input zero point, int32 extremes, errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tabula.reference.ops import conv2d
+
+# name: (N, H, W, Cin, Cout, KH, KW, pad [t,b,l,r], stride, dilation, input_zp, weight_zp)
+CASES = {
+    "1x1": (1, 5, 5, 3, 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0),
+    "3x3_pad1": (1, 8, 8, 4, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -7, 0),
+    "nonsquare_stride_dilation": (2, 9, 11, 3, 6, 2, 3, (1, 0, 2, 1), (2, 1), (2, 3), 5, 0),
+    "asym_pad_stride": (1, 6, 7, 2, 3, 5, 3, (2, 4, 1, 2), (1, 2), (1, 1), 17, 0),
+    "zp_min": (1, 7, 6, 5, 4, 3, 2, (1, 2, 0, 1), (2, 2), (1, 1), -128, 0),
+    "zp_max": (1, 7, 6, 5, 4, 3, 3, (2, 2, 2, 2), (1, 1), (2, 2), 127, 0),
+    "weight_zp": (1, 6, 6, 3, 4, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 11),
+    "weight_zp_ends": (1, 5, 6, 2, 3, 2, 2, (1, 0, 0, 1), (1, 1), (1, 1), 127, -128),
+    "kernel_gt_input": (1, 3, 2, 4, 2, 5, 4, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0),
+    "cin1_tall": (1, 10, 4, 1, 3, 7, 1, (3, 3, 0, 0), (3, 1), (1, 1), -1, 0),
+    "wide_channels": (1, 4, 4, 37, 19, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0, 0),
+}
+
+
+def _attrs(pad, stride, dilation, izp, wzp) -> dict:
+    return {"pad": list(pad), "stride": list(stride), "dilation": list(dilation), "input_zp": izp, "weight_zp": wzp}
+
+
+def _random(rng, case):
+    n, h, w, cin, cout, kh, kw, pad, stride, dil, izp, wzp = case
+    x = rng.integers(-128, 127, (n, h, w, cin), endpoint=True, dtype=np.int8)
+    lo = -127 if wzp == 0 else -128  # symmetric weights live in [-127, 127]
+    wt = rng.integers(lo, 127, (cout, kh, kw, cin), endpoint=True, dtype=np.int8)
+    b = rng.integers(-(2**20), 2**20, cout, dtype=np.int32)
+    return x, wt, b, _attrs(pad, stride, dil, izp, wzp)
+
+
+def _c(kernel_lib, x, w, b, a):
+    return kernel_lib.conv2d(x, w, b, pad=a["pad"], stride=a["stride"], dilation=a["dilation"],
+                             input_zp=a["input_zp"], weight_zp=a["weight_zp"])
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", CASES)
+def test_c_equals_reference(kernel_lib, rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    want = conv2d.run([x, w, b], a)
+    got = _c(kernel_lib, x, w, b, a)
+    assert got.dtype == np.int32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    # bias == NULL in C is a zero bias
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, None, a), want - b.astype(np.int32))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_reference_equals_torch(rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    pt, pb, pl, pr = a["pad"]
+    xf = torch.from_numpy(x.astype(np.float64) - a["input_zp"]).permute(0, 3, 1, 2)  # NCHW
+    xf = F.pad(xf, (pl, pr, pt, pb))  # zeros == the input zero point after subtracting it
+    wf = torch.from_numpy(w.astype(np.float64) - a["weight_zp"]).permute(0, 3, 1, 2)  # OIHW
+    yf = F.conv2d(xf, wf, torch.from_numpy(b.astype(np.float64)), stride=a["stride"], dilation=a["dilation"])
+    want = yf.permute(0, 2, 3, 1).numpy()
+    got = conv2d.run([x, w, b], a)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.astype(np.float64), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", ["3x3_pad1", "nonsquare_stride_dilation", "zp_min", "zp_max", "weight_zp_ends"])
+def test_padding_acts_as_input_zero_point(kernel_lib, rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    pt, pb, pl, pr = a["pad"]
+    xpad = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=a["input_zp"])
+    a0 = {**a, "pad": [0, 0, 0, 0]}
+    want = _c(kernel_lib, xpad, w, b, a0)  # explicit zp padding, no kernel padding
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+    np.testing.assert_array_equal(conv2d.run([x, w, b], a), want)
+    # an input that is all zero point gives exactly the bias everywhere, border included
+    xz = np.full_like(x, a["input_zp"])
+    np.testing.assert_array_equal(_c(kernel_lib, xz, w, b, a), np.broadcast_to(b, want.shape))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(
+    "xv, izp, wv, wzp",
+    [(-128, 127, -128, 127), (-128, 127, 127, -128), (-128, 127, -127, 0), (127, -128, -127, 0)],
+    ids=["max_general", "min_general", "max_hoisted", "min_hoisted"],
+)
+def test_int32_accumulator_extremes(kernel_lib, xv, izp, wv, wzp):
+    # every term is (x - zx)(w - zw) = +-255*255 or +-255*127 over 3x3x64 taps; the bias brings the
+    # exact sum to INT32_MAX or INT32_MIN.  The hoisted (weight_zp == 0) path wraps in between
+    # (bias + sum x w overflows) and must still land exactly.
+    cin, cout = 64, 2
+    x = np.full((1, 3, 3, cin), xv, dtype=np.int8)
+    w = np.full((cout, 3, 3, cin), wv, dtype=np.int8)
+    a = _attrs((0, 0, 0, 0), (1, 1), (1, 1), izp, wzp)
+    total = (xv - izp) * (wv - wzp) * 9 * cin
+    target = 2**31 - 1 if total > 0 else -(2**31)
+    b = np.full(cout, target - total, dtype=np.int64)
+    assert np.all((b >= -(2**31)) & (b < 2**31))
+    b = b.astype(np.int32)
+    want = np.full((1, 1, 1, cout), target, dtype=np.int32)
+    np.testing.assert_array_equal(conv2d.run([x, w, b], a), want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+
+
+@pytest.mark.host
+def test_hoisted_zero_point_wraps_exactly(kernel_lib):
+    # x == zp: the exact result is the bias (INT32_MAX) although bias + sum x*w alone overflows
+    x = np.full((1, 3, 3, 64), 127, dtype=np.int8)
+    w = np.full((2, 3, 3, 64), 127, dtype=np.int8)
+    b = np.full(2, 2**31 - 1, dtype=np.int32)
+    a = _attrs((1, 1, 1, 1), (1, 1), (1, 1), 127, 0)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), np.full((1, 3, 3, 2), 2**31 - 1))
+
+
+def test_reference_rejects_overflow_and_bad_attrs():
+    x = np.full((1, 1, 1, 4), -128, dtype=np.int8)
+    w = np.full((1, 1, 1, 4), -127, dtype=np.int8)  # (x - zp) * w = +255*127 per tap
+    b = np.array([2**31 - 1], dtype=np.int32)
+    with pytest.raises(ValueError, match="overflow"):
+        conv2d.run([x, w, b], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 127, 0))
+    with pytest.raises(ValueError, match="input_zp"):
+        conv2d.run([x, w, b * 0], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 128, 0))
+    with pytest.raises(ValueError, match="stride"):
+        conv2d.run([x, w, b * 0], _attrs((0, 0, 0, 0), (0, 1), (1, 1), 0, 0))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(
+    "field, value",
+    [("stride_y", 0), ("dilation_x", 0), ("pad_top", -1), ("kernel_w", 0), ("c", 0), ("out_h", 0)],
+)
+def test_c_rejects_bad_window(kernel_lib, field, value):
+    import ctypes
+
+    import kernel_lib as kl
+
+    x = np.zeros((1, 4, 4, 2), dtype=np.int8)
+    w = np.zeros((3, 3, 3, 2), dtype=np.int8)
+    out = np.full((1, 2, 2, 3), 7, dtype=np.int32)
+    win = kl.KernelLib.window(x.shape, (2, 2), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0))
+    assert kernel_lib.lib.tabula_conv2d_s8(ctypes.byref(win), 3, x.ctypes.data_as(kl._i8p), 0,
+                                           w.ctypes.data_as(kl._i8p), 0, None, out.ctypes.data_as(kl._i32p)) == kl.TABULA_OK
+    setattr(win, field, value)
+    status = kernel_lib.lib.tabula_conv2d_s8(ctypes.byref(win), 3, x.ctypes.data_as(kl._i8p), 0,
+                                             w.ctypes.data_as(kl._i8p), 0, None, out.ctypes.data_as(kl._i32p))
+    assert status == kl.TABULA_ERR_ARG
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("izp, wzp, cout", [(128, 0, 2), (-129, 0, 2), (0, 128, 2), (0, 0, 0)])
+def test_c_rejects_bad_zero_points(kernel_lib, izp, wzp, cout):
+    import kernel_lib as kl
+
+    x = np.zeros((1, 2, 2, 1), dtype=np.int8)
+    w = np.zeros((max(cout, 1), 1, 1, 1), dtype=np.int8)
+    with pytest.raises(kl.KernelError) as e:
+        kernel_lib.conv2d(x, w[:cout] if cout else w[:0], None, pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1),
+                          input_zp=izp, weight_zp=wzp)
+    assert e.value.status == kl.TABULA_ERR_ARG

@@ -1,0 +1,335 @@
+"""run_session against a fake device: a Python thread speaking docs/protocol.md over a TCP socket
+(host side: pyserial ``socket://``) or a pair of pipes (host side: PipeLink)."""
+
+import os
+import socket
+import sys
+import threading
+import time
+import types
+
+import pytest
+
+from tabula.deploy import run_on_board
+from tabula.deploy.link import PipeLink, SerialLink
+from tabula.deploy.protocol import (
+    FrameParser,
+    MsgType,
+    NackReason,
+    encode_frame,
+    encode_hello,
+    encode_nack,
+    encode_output,
+    encode_status,
+)
+from tabula.deploy.runners import available_runners, get_runner
+from tabula.deploy.runners._process import RunnerError
+from tabula.deploy.runners.qemu import qemu_command
+from tabula.deploy.session import DeviceError, DeviceTimeout, InputSizeMismatch, run_session
+
+IN_SIZES, OUT_SIZES = [6, 2], [3, 1]  # two inputs, two outputs
+SAMPLES = [bytes([i] * 8) for i in range(5)]
+
+
+def model(sample: bytes) -> list[bytes]:
+    """The fake model: output 0 = first three bytes + 1, output 1 = byte sum mod 256."""
+    return [bytes((b + 1) & 0xFF for b in sample[:3]), bytes([sum(sample) & 0xFF])]
+
+
+def expected(samples):
+    return [model(s) for s in samples]
+
+
+class FakeDevice(threading.Thread):
+    """The device side of the protocol, with knobs for misbehaviour."""
+
+    def __init__(self, read, write, close, *, noise=False, nack_first=0, silent_after=None,
+                 close_after=None, exit_code=0, model_status=0, duplicate=False, hello=True,
+                 input_sizes=IN_SIZES):
+        super().__init__(daemon=True)
+        self._read, self._write, self._close = read, write, close
+        self.noise, self.nack_first, self.duplicate, self.hello = noise, nack_first, duplicate, hello
+        self.silent_after, self.close_after = silent_after, close_after
+        self.exit_code, self.model_status, self.input_sizes = exit_code, model_status, input_sizes
+        self.received: list[tuple[int, int]] = []  # (type, seq) of every frame the device got
+        self.stop = threading.Event()
+
+    def send(self, data: bytes) -> None:
+        if self.noise:
+            data = b"\r\nprintf noise # x=1\x00\xff##" + data + b"#0300"  # + a truncated frame
+        self._write(data)
+
+    def run(self):
+        try:
+            self._run()
+        except OSError:
+            pass  # the host closed its end
+        finally:
+            self._close()
+
+    def _run(self):
+        self._write(b"\x1b[0mCorstone-300 boot banner\r\nheap ok\n")
+        if self.hello:
+            self.send(encode_frame(MsgType.HELLO, 0,
+                                   encode_hello(self.input_sizes, OUT_SIZES, 1000, "fake-m55")))
+        parser, n_outputs, nacks = FrameParser(), 0, 0
+        while not self.stop.is_set():
+            data = self._read()
+            if not data:
+                return
+            for f in parser.feed(data):
+                self.received.append((f.type, f.seq))
+                if f.type == MsgType.INPUT:
+                    if nacks < self.nack_first:
+                        nacks += 1
+                        self.send(encode_frame(MsgType.NACK, f.seq, encode_nack(NackReason.CRC_MISMATCH)))
+                        continue
+                    if self.silent_after is not None and n_outputs >= self.silent_after:
+                        continue
+                    if self.close_after is not None and n_outputs >= self.close_after:
+                        return
+                    out = encode_frame(MsgType.OUTPUT, f.seq, encode_output(
+                        100 + f.seq, self.model_status, model(f.payload)))
+                    if self.duplicate and f.seq > 0:
+                        stale = encode_frame(MsgType.OUTPUT, f.seq - 1, encode_output(0, 0, [b"zzz", b"z"]))
+                        self.send(stale + out + out)
+                    else:
+                        self.send(out)
+                    n_outputs += 1
+                elif f.type == MsgType.END:
+                    self.send(encode_frame(MsgType.STATUS, f.seq, encode_status(self.exit_code, n_outputs)))
+                    self._write(b"\x04")
+                    return
+
+
+@pytest.fixture(params=["socket", "pipe"])
+def transport(request):
+    """Yields make(**device_knobs) -> (host Link, FakeDevice); cleans both up."""
+    made = []
+
+    def make(**knobs):
+        if request.param == "socket":
+            server = socket.create_server(("127.0.0.1", 0))
+            port = server.getsockname()[1]
+            link = SerialLink.open(f"socket://127.0.0.1:{port}")
+            conn, _ = server.accept()
+            server.close()
+            conn.settimeout(0.05)
+
+            def read():
+                while True:
+                    try:
+                        return conn.recv(4096)
+                    except socket.timeout:
+                        if dev.stop.is_set():
+                            return b""
+
+            def close():
+                conn.close()
+
+            dev = FakeDevice(read, conn.sendall, close, **knobs)
+        else:
+            h2d_r, h2d_w = os.pipe()
+            d2h_r, d2h_w = os.pipe()
+            link = PipeLink(h2d_w, d2h_r)
+
+            def write(data):
+                os.write(d2h_w, data)
+
+            def close():
+                for fd in (h2d_r, d2h_w):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+
+            dev = FakeDevice(lambda: os.read(h2d_r, 4096), write, close, **knobs)
+        dev.start()
+        made.append((link, dev))
+        return link, dev
+
+    yield make
+    for link, dev in made:
+        dev.stop.set()
+        link.close()
+        dev.join(2)
+        assert not dev.is_alive()
+
+
+def test_good_device(transport, tmp_path):
+    link, dev = transport()
+    log = tmp_path / "uart.log"
+    r = run_session(link, SAMPLES, timeout_s=2, expect_input_bytes=IN_SIZES, log=log)
+    assert (r.board_name, r.tick_hz, r.hello.input_sizes, r.hello.output_sizes) == (
+        "fake-m55", 1000, (6, 2), (3, 1))
+    assert r.outputs == expected(SAMPLES)
+    assert r.outputs[2] == [b"\x03\x03\x03", b"\x10"]
+    assert r.ticks == [100, 101, 102, 103, 104]
+    assert r.model_status == [0] * 5
+    assert (r.exit_code, r.n_inferences, r.eot) == (0, 5, True)
+    assert (r.n_rejected_frames, r.n_resends, r.n_ignored_frames) == (0, 0, 0)
+    assert r.transcript_path == log
+    assert log.read_bytes().startswith(b"\x1b[0mCorstone-300 boot banner\r\nheap ok\n#01")
+    assert log.read_bytes().endswith(b"\n\x04")
+    assert dev.received == [(MsgType.INPUT, i) for i in range(5)] + [(MsgType.END, 5)]
+
+
+def test_garbage_banners_duplicates_and_stale_frames_are_ignored(transport):
+    link, _ = transport(noise=True, duplicate=True)
+    r = run_session(link, SAMPLES, timeout_s=2)
+    assert r.outputs == expected(SAMPLES)
+    assert r.ticks == [100, 101, 102, 103, 104]
+    assert r.exit_code == 0 and r.eot
+    assert r.n_ignored_frames == 4 * 2  # samples 1..4: one stale + one duplicate each
+    # 7 noisy sends (HELLO, 5 OUTPUTs, STATUS), each: '# x=1' non-hex, '##' two abandoned, the
+    # trailing '#0300' non-hex (cut by the next send's '\r' or by the EOT)
+    assert r.rejected == {"abandoned": 14, "non-hex": 14}
+    assert r.n_rejected_frames == 28
+
+
+def test_nack_resends_then_succeeds(transport):
+    link, dev = transport(nack_first=2)
+    r = run_session(link, SAMPLES[:2], timeout_s=2)
+    assert r.outputs == expected(SAMPLES[:2]) and r.n_resends == 2
+    assert dev.received[:3] == [(MsgType.INPUT, 0)] * 3
+
+
+def test_nack_forever_gives_up_after_three_resends(transport):
+    link, dev = transport(nack_first=100)
+    with pytest.raises(DeviceError, match=r"refused INPUT seq 0 4 times \(last NACK: crc mismatch\)") as e:
+        run_session(link, SAMPLES, timeout_s=2)
+    assert e.value.partial.n_resends == 3 and e.value.partial.outputs == []
+    assert dev.received == [(MsgType.INPUT, 0)] * 4
+
+
+def test_silent_device_times_out_with_partial_results(transport):
+    link, _ = transport(silent_after=2)
+    t0 = time.monotonic()
+    with pytest.raises(DeviceTimeout, match=r"no OUTPUT for sample 2 \(seq 2\) within 0.3 s; "
+                                            r"received 210 bytes, last 200: 'ne-300 boot banner(?s:.*)#030001") as e:
+        run_session(link, SAMPLES, timeout_s=0.3)
+    assert time.monotonic() - t0 < 2
+    p = e.value.partial
+    assert p.outputs == expected(SAMPLES[:2]) and p.ticks == [100, 101] and p.exit_code is None
+
+
+def test_no_hello_times_out_and_shows_what_arrived(transport):
+    link, _ = transport(hello=False)
+    with pytest.raises(DeviceTimeout, match=r"no HELLO from the device within 0.2 s; received 38 "
+                                            r"bytes: '\\x1b\[0mCorstone-300 boot banner\\x0d\n"):
+        run_session(link, SAMPLES, timeout_s=5, hello_timeout_s=0.2)
+
+
+def test_device_closes_link_mid_run(transport):
+    link, _ = transport(close_after=3)
+    with pytest.raises(DeviceError, match=r"link closed while waiting for OUTPUT for sample 3") as e:
+        run_session(link, SAMPLES, timeout_s=2)
+    assert e.value.partial.outputs == expected(SAMPLES[:3])
+
+
+def test_bad_exit_status(transport):
+    link, _ = transport(exit_code=3)
+    with pytest.raises(DeviceError, match=r"device exited with status 3; received") as e:
+        run_session(link, SAMPLES[:2], timeout_s=2)
+    assert e.value.partial.exit_code == 3 and e.value.partial.outputs == expected(SAMPLES[:2])
+
+
+def test_model_failure_reported_per_sample(transport):
+    link, _ = transport(model_status=-4)
+    with pytest.raises(DeviceError, match=r"status 0; tabula_model_run failed on 2 sample\(s\), "
+                                          r"first: sample 0 status -4") as e:
+        run_session(link, SAMPLES[:2], timeout_s=2)
+    assert e.value.partial.model_status == [-4, -4]
+
+
+def test_size_checks_name_both_sizes(transport):
+    link, _ = transport()
+    with pytest.raises(InputSizeMismatch, match=r"host model's inputs take \[8\] bytes but the "
+                                                r"firmware \(fake-m55\) reports \[6, 2\] bytes"):
+        run_session(link, SAMPLES, timeout_s=2, expect_input_bytes=[8])
+    link, _ = transport()
+    with pytest.raises(InputSizeMismatch, match="sample 1 is 7 bytes but the firmware expects 8 bytes"):
+        run_session(link, [bytes(8), bytes(7)], timeout_s=2)
+
+
+# ---- runners: the host runner with a Python "firmware", discovery, QEMU command line -------
+
+DEVICE_SCRIPT = """#!{python}
+import os, sys
+from tabula.deploy.protocol import *
+out = sys.stdout.buffer
+def send(t, seq, payload):
+    out.write(encode_frame(t, seq, payload)); out.flush()
+out.write(b"host build starting\\n")
+send(MsgType.HELLO, 0, encode_hello([4], [4], 0, "host"))
+parser, n = FrameParser(), 0
+while True:
+    data = os.read(0, 4096)
+    if not data:
+        sys.exit(9)
+    for f in parser.feed(data):
+        if f.type == MsgType.INPUT:
+            n += 1
+            send(MsgType.OUTPUT, f.seq, encode_output(n, 0, [f.payload[::-1]]))
+        elif f.type == MsgType.END:
+            send(MsgType.STATUS, f.seq, encode_status({code}, n))
+            out.write(b"\\x04"); out.flush()
+            sys.exit({code})
+"""
+
+
+def fake_firmware(tmp_path, code=0):
+    exe = tmp_path / "firmware"
+    exe.write_text(DEVICE_SCRIPT.format(python=sys.executable, code=code))
+    exe.chmod(0o755)
+    return exe
+
+
+def test_runner_discovery_by_folder():
+    assert {"host", "qemu"} <= set(available_runners())
+    assert get_runner("host").__module__ == "tabula.deploy.runners.host"
+    with pytest.raises(ValueError, match="unknown runner 'nope'; available: .*host.*qemu"):
+        get_runner("nope")
+
+
+def test_host_runner_end_to_end(tmp_path):
+    runner = get_runner("host")(log_path=tmp_path / "host.log")
+    with runner.start(fake_firmware(tmp_path), None) as link:
+        r = run_session(link, [b"abcd", b"wxyz"], timeout_s=10, log=tmp_path / "uart.log")
+        assert runner.wait(10) == 0
+    assert r.outputs == [[b"dcba"], [b"zyxw"]] and r.ticks == [1, 2]
+    assert (r.board_name, r.exit_code, r.n_inferences, r.eot) == ("host", 0, 2, True)
+    assert (tmp_path / "uart.log").read_bytes().startswith(b"host build starting\n#01")
+
+
+def test_run_on_board_with_host_runner(tmp_path, monkeypatch):
+    board = types.SimpleNamespace(name="host", dir=tmp_path, tick_hz=0,
+                                  runner={"default": "host", "host": {"timeout_s": 10}})
+    boards = types.ModuleType("tabula.boards")
+    boards.load_board = lambda name: board
+    monkeypatch.setitem(sys.modules, "tabula.boards", boards)
+    exe = fake_firmware(tmp_path)
+    r = run_on_board(exe, "host", [b"1234"])
+    assert r.outputs == [[b"4321"]] and r.process_exit_code == 0
+    assert (tmp_path / "run.log").exists() and (tmp_path / "run.host.log").exists()
+
+    (tmp_path / "bad").mkdir()
+    failing = fake_firmware(tmp_path / "bad", code=5)
+    with pytest.raises(DeviceError, match="device exited with status 5") as e:
+        run_on_board(failing, "host", [b"1234"], log_path=tmp_path / "bad.log")
+    assert e.value.partial.outputs == [[b"4321"]] and e.value.partial.process_exit_code == 5
+    assert any("host exited with 5" in note for note in e.value.__notes__)
+
+
+def test_qemu_runner_command_and_missing_binary(tmp_path, monkeypatch):
+    cmd = qemu_command("fw.elf", {"serial_index": 2, "icount_shift": None}, 4321)
+    assert cmd[cmd.index("-chardev") + 1] == \
+        "socket,id=uart,host=127.0.0.1,port=4321,server=on,wait=on"
+    assert cmd[cmd.index("-serial"):-2] == ["-serial", "null", "-serial", "null",
+                                            "-serial", "chardev:uart"]
+    assert "-icount" not in cmd and "-nographic" not in cmd and cmd[-2:] == ["-kernel", "fw.elf"]
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RunnerError, match="^qemu-system-arm not found: apt-get install "
+                                          "--no-install-recommends qemu-system-arm$"):
+        with get_runner("qemu")().start(tmp_path / "fw.elf", None):
+            pass
