@@ -265,7 +265,8 @@ def test_host_link_closed(build_root):
 def qemu_command(board, elf: Path, sock: Path) -> list[str]:
     q = board.runner_config("qemu")
     serial = ["-serial", "null"] * q["serial_index"] + ["-serial", "chardev:link"]
-    return ["qemu-system-arm", "-M", q["machine"], *q["extra_args"],
+    return ["qemu-system-arm", "-M", q["machine"], "-display", "none", "-monitor", "none",
+            "-no-reboot", "-semihosting-config", "enable=on,target=native", *q["extra_args"],
             "-icount", f"shift={q['icount_shift']}",
             "-chardev", f"socket,id=link,path={sock},server=on,wait=on", *serial,
             "-kernel", str(elf)]

@@ -2,7 +2,9 @@
 (host side: pyserial ``socket://``) or a pair of pipes (host side: PipeLink)."""
 
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -333,3 +335,76 @@ def test_qemu_runner_command_and_missing_binary(tmp_path, monkeypatch):
                                           "--no-install-recommends qemu-system-arm$"):
         with get_runner("qemu")().start(tmp_path / "fw.elf", None):
             pass
+
+
+# A minimal Corstone-300 "firmware" (CMSDK UART0, semihosting exit) that answers INPUT with the
+# reversed payload, so the QEMU runner is tested without the real runtime. It trusts the CRC.
+TINY_FW_C = r"""
+#include <stdint.h>
+#define UART ((volatile uint32_t *)0x49303000u)
+extern uint32_t _estack;
+void reset(void);
+__attribute__((section(".vectors"), used)) const void *vectors[16] = {&_estack, (void *)reset};
+static void put(uint8_t c) { while (UART[1] & 1u) {} UART[0] = c; }
+static int get(void) { while (!(UART[1] & 2u)) {} return UART[0] & 0xFF; }
+static uint32_t crc32(uint32_t crc, const uint8_t *p, int n) {
+  crc = ~crc;
+  while (n--) { crc ^= *p++; for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & -(crc & 1u)); }
+  return ~crc; }
+static void hex(uint32_t v, int d) { while (d--) put("0123456789abcdef"[(v >> (4 * d)) & 15]); }
+static uint32_t rhex(int d) { uint32_t v = 0; while (d--) { int c = get(); v = v << 4 | (c <= '9' ? c - '0' : (c | 32) - 'a' + 10); } return v; }
+static void frame(uint8_t t, uint16_t seq, const uint8_t *p, uint16_t n) {
+  uint8_t h[5] = {t, seq >> 8, seq, n >> 8, n};
+  put('#'); hex(t, 2); hex(seq, 4); hex(n, 4);
+  for (int i = 0; i < n; i++) hex(p[i], 2);
+  hex(crc32(crc32(0, h, 5), p, n), 8); put('\n'); }
+static void sh_exit(int code) {
+  uint32_t block[2] = {0x20026, (uint32_t)code};
+  register uint32_t r0 __asm__("r0") = 0x20; register uint32_t *r1 __asm__("r1") = block;
+  __asm__ volatile("bkpt 0xab" : : "r"(r0), "r"(r1) : "memory"); for (;;) {} }
+void reset(void) {
+  UART[4] = 16; UART[2] = 3;
+  for (const char *s = "tiny fw up\r\n"; *s; s++) put(*s);
+  static const uint8_t hello[] = {1,1,1,0, 4,0,0,0, 4,0,0,0, 0,0,0,0, 't','i','n','y'};
+  frame(1, 0, hello, sizeof hello);
+  uint8_t buf[64]; uint32_t n = 0;
+  for (;;) {
+    while (get() != '#') {}
+    uint8_t t = rhex(2); uint16_t seq = rhex(4), len = rhex(4);
+    for (int i = 0; i < len && i < 56; i++) buf[8 + len - 1 - i] = rhex(2);
+    rhex(8); get();
+    if (t == 2) { n++; for (int i = 0; i < 8; i++) buf[i] = i < 4 ? n >> (8 * i) : 0; frame(3, seq, buf, 8 + len); }
+    if (t == 4) { uint8_t s[8] = {EXIT_CODE, 0, 0, 0, n}; frame(5, seq, s, 8); put(4); sh_exit(EXIT_CODE); }
+  }
+}
+"""
+TINY_FW_LD = """MEMORY { ITCM (rx) : ORIGIN = 0, LENGTH = 512K  DTCM (rw) : ORIGIN = 0x20000000, LENGTH = 512K }
+SECTIONS { .text : { KEEP(*(.vectors)) *(.text*) *(.rodata*) } > ITCM
+           .data : { *(.data*) *(.bss*) *(COMMON) } > DTCM
+           _estack = ORIGIN(DTCM) + LENGTH(DTCM); }
+"""
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("exit_code", [0, 3])
+def test_qemu_runner_with_tiny_firmware(tmp_path, exit_code):
+    missing = [t for t in ("qemu-system-arm", "arm-none-eabi-gcc") if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+    (tmp_path / "fw.c").write_text(TINY_FW_C)
+    (tmp_path / "fw.ld").write_text(TINY_FW_LD)
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-O1", "-nostdlib",
+                    "-ffreestanding", f"-DEXIT_CODE={exit_code}", "-T", "fw.ld", "fw.c", "-o",
+                    "fw.elf"], cwd=tmp_path, check=True)
+    runner = get_runner("qemu")(log_path=tmp_path / "qemu.log")
+    board = types.SimpleNamespace(runner={"qemu": {"machine": "mps3-an547", "timeout_s": 30}})
+    with runner.start(tmp_path / "fw.elf", board) as link:
+        if exit_code == 0:
+            r = run_session(link, [b"abcd", b"wxyz"], timeout_s=30)
+        else:
+            with pytest.raises(DeviceError, match="^device exited with status 3; received") as e:
+                run_session(link, [b"abcd", b"wxyz"], timeout_s=30)
+            r = e.value.partial
+        assert runner.wait(30) == exit_code
+    assert r.outputs == [[b"dcba"], [b"zyxw"]] and r.ticks == [1, 2]
+    assert (r.board_name, r.exit_code, r.n_inferences, r.eot) == ("tiny", exit_code, 2, True)

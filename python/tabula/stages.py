@@ -87,7 +87,8 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model"):
 
 def elf_sizes(elf_path) -> dict:
     """``flash_bytes`` (allocated sections with contents: code, rodata, .data's load image) and
-    ``ram_bytes`` (allocated writable sections: .data, .bss incl. arena, stack, heap) of an ELF."""
+    ``ram_bytes`` (allocated writable sections: .data, .bss incl. the arena, and the reserved stack) of
+    an ELF.  A ``.heap`` section is the linker's "rest of RAM" reserve, not a requirement: excluded."""
     from elftools.elf.constants import SH_FLAGS
     from elftools.elf.elffile import ELFFile
 
@@ -95,7 +96,7 @@ def elf_sizes(elf_path) -> dict:
     with open(elf_path, "rb") as f:
         for s in ELFFile(f).iter_sections():
             flags = s["sh_flags"]
-            if not flags & SH_FLAGS.SHF_ALLOC:
+            if not flags & SH_FLAGS.SHF_ALLOC or "heap" in s.name:
                 continue
             if s["sh_type"] != "SHT_NOBITS":
                 flash += s["sh_size"]

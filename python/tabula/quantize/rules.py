@@ -65,6 +65,10 @@ SHARED: dict[str, int] = {
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
 
+#: Structural nodes (tuple indexing of a multi-output op): never reported as the unsupported op
+#: themselves -- the op that produced the tuple is.
+STRUCTURAL: frozenset[str] = frozenset({"_operator.getitem"})
+
 
 def canonical_op(target: object) -> str:
     """Name of the functional aten op for a node target: ``aten.silu_.default`` -> ``"aten.silu"``.

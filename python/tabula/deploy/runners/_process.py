@@ -24,7 +24,12 @@ def log_tail(path: Path | None, n_lines: int = 20) -> str:
     if path is None or not Path(path).exists():
         return "(no log)"
     lines = Path(path).read_bytes().decode("utf-8", errors="replace").splitlines()
-    return "\n".join(lines[-n_lines:]) if lines else "(log empty)"
+    if not lines:
+        return "(log empty)"
+    tail = lines[-n_lines:]
+    # A fatal line (e.g. "qemu: fatal: Lockup") is often followed by a long register dump.
+    key = [ln for ln in lines[:-n_lines] if "fatal" in ln.lower() or "error" in ln.lower()]
+    return "\n".join(key[-3:] + (["..."] if key else []) + tail)
 
 
 class ProcessRunner:
@@ -83,5 +88,6 @@ class ProcessRunner:
         state = "not started"
         if self.proc is not None:
             code = self.proc.poll()
-            state = "still running" if code is None else f"exited with {code}"
+            state = ("still running" if code is None else
+                     f"killed by signal {-code}" if code < 0 else f"exited with {code}")
         return f"{self.NAME} {state}; last lines of {self.log_path}:\n{log_tail(self.log_path)}"

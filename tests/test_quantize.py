@@ -1,0 +1,121 @@
+"""Quantizer rules: in-place parity, own qparams for TABLE ops, shared qparams, unsupported ops."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import tabula
+from tabula.quantize import UnsupportedOpError, rules
+
+_qd = None
+
+
+def _q_nodes(gm):
+    qd = torch.ops.quantized_decomposed
+    return [n for n in gm.graph.nodes if n.target == qd.quantize_per_tensor.default]
+
+
+def _qparams_around(gm, op_name: str):
+    """(input qparams, output qparams) of the first node whose canonical op is ``op_name``."""
+    qd = torch.ops.quantized_decomposed
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and rules.canonical_op(n.target) == op_name:
+            dq = n.args[0]
+            assert dq.target == qd.dequantize_per_tensor.default
+            q_out = next(iter(n.users))
+            assert q_out.target == qd.quantize_per_tensor.default
+            return tuple(dq.args[1:3]), tuple(q_out.args[1:3])
+    raise AssertionError(f"{op_name} not in graph")
+
+
+def test_every_inplace_overload_resolves_to_its_functional_twin():
+    checked = 0
+    for name in rules.supported_ops():
+        ns, op = name.split(".")
+        inplace = getattr(getattr(torch.ops, ns), op + "_", None)
+        if inplace is None:
+            continue
+        for overload in inplace.overloads():
+            target = getattr(inplace, overload)
+            assert rules.canonical_op(target) == name
+            assert rules.op_class(target) is rules.op_class(getattr(getattr(torch.ops, ns), op).default)
+            checked += 1
+    assert checked >= 5  # silu_, sigmoid_, tanh_, hardswish_, elu_, exp_, ... exist in aten
+
+
+class _ConvAct(nn.Module):
+    def __init__(self, act):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.act = act
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):
+        return torch.flatten(self.pool(self.act(self.conv(x))), 1)
+
+
+def _quantize(model, seed=0):
+    torch.manual_seed(seed)
+    calib = torch.randn(32, 1, 6, 6) * 3
+    return tabula.quantize(model, (calib[:1],), calib)
+
+
+def test_silu_and_inplace_silu_get_the_same_own_output_qparams():
+    torch.manual_seed(1)
+    m1 = _ConvAct(nn.SiLU())
+    m2 = _ConvAct(nn.SiLU(inplace=True))
+    m2.load_state_dict(m1.state_dict())
+    gm1, gm2 = _quantize(m1), _quantize(m2)
+    assert any(n.target == torch.ops.aten.silu_.default for n in gm2.graph.nodes), "export kept silu_"
+    qin1, qout1 = _qparams_around(gm1, "aten.silu")
+    qin2, qout2 = _qparams_around(gm2, "aten.silu")
+    assert qin1 == qin2 and qout1 == qout2
+    assert qout1 != qin1
+    # SiLU >= -0.2785: the own output grid is finer than the input's and still covers the minimum.
+    (s_in, _), (s_out, zp_out) = qin1, qout1
+    assert s_out < s_in
+    assert (-128 - zp_out) * s_out <= -0.27
+
+
+def test_shared_ops_keep_their_producers_qparams():
+    gm = _quantize(_ConvAct(nn.Tanh()))
+    qin, qout = _qparams_around(gm, "aten.max_pool2d")
+    assert qin == qout
+    qin, qout = _qparams_around(gm, "aten.flatten")
+    assert qin == qout
+
+
+class _Unsupported(nn.Module):
+    def forward(self, x):
+        y = torch.cumsum(x, dim=1)
+        return torch.sort(y, dim=1).values
+
+
+class _ExplodingCalibration:
+    def __iter__(self):
+        raise AssertionError("calibration ran before the unsupported-op check")
+
+
+def test_unsupported_ops_are_all_listed_with_source_before_calibration():
+    x = torch.randn(1, 5)
+    with pytest.raises(UnsupportedOpError) as ei:
+        tabula.quantize(_Unsupported(), (x,), _ExplodingCalibration())
+    msg = str(ei.value)
+    assert "aten.cumsum" in msg and "aten.sort" in msg
+    assert "test_quantize.py:" in msg
+    assert "aten.conv2d" in msg  # names what is supported
+    assert {n for n, _ in ei.value.ops} == {"aten.cumsum", "aten.sort"}
+
+
+def test_nan_weight_is_rejected_with_a_clear_error():
+    m = _ConvAct(nn.SiLU())
+    with torch.no_grad():
+        m.conv.weight[0, 0, 0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN or Inf"):
+        _quantize(m)
+
+
+def test_unknown_scheme_is_rejected():
+    with pytest.raises(ValueError, match="scheme"):
+        tabula.quantize(_ConvAct(nn.SiLU()), (torch.randn(1, 1, 6, 6),), torch.randn(2, 1, 6, 6), scheme="int3")
