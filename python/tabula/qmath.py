@@ -43,12 +43,13 @@ def quantize_multiplier(scale: float) -> tuple[int, int]:
     """Split a positive real ``scale`` into a TOSA ``(multiplier, shift)`` pair.
 
     ``scale ~= multiplier * 2**-shift`` with ``multiplier`` in ``[2**30, 2**31)`` (31-bit mantissa,
-    from ``math.frexp``) and ``2 <= shift <= 62`` (TOSA 1.0 RESCALE, ``scale32=true``).
+    from ``math.frexp``) and ``2 <= shift <= 62`` (TOSA 1.0 RESCALE, ``scale32=true``).  A scale
+    whose mantissa rounds up to ``2**31`` just below ``2**29`` also needs shift 1 and is rejected.
 
     Rounding: the mantissa is rounded half to even; when that rounding reaches ``2**31`` (mantissa
     overflow, e.g. scale = 1 - 2**-40) the pair is renormalised to ``(2**30, shift - 1)``.  A scale
     below ``2**-31`` is represented with a smaller multiplier at ``shift = 62`` (precision is lost,
-    never range); a scale of exactly 0 gives ``(0, 2)``.
+    never range; one rounding, ``round(scale * 2**62)``); a scale of exactly 0 gives ``(0, 2)``.
 
     Raises:
         QuantizationError: ``scale`` is negative, not finite, or too large (>= 2**29) for shift >= 2.
@@ -63,8 +64,8 @@ def quantize_multiplier(scale: float) -> tuple[int, int]:
     if multiplier == (1 << 31):  # mantissa overflow
         multiplier >>= 1
         shift -= 1
-    if shift > 62:  # very small scale: keep shift at its maximum, shrink the multiplier
-        multiplier = round(multiplier / (1 << (shift - 62)))
+    if shift > 62:  # very small scale: keep shift at its maximum, round once at 2^-62
+        multiplier = round(math.ldexp(scale, 62))  # exact scaling; Python round: half to even
         shift = 62
     if shift < 2:
         raise QuantizationError(

@@ -113,7 +113,6 @@ def test_quantize_multiplier_tiny_scales_keep_absolute_precision(rng):
     for sc in np.exp2(rng.uniform(-60, -31, 500)).tolist():
         m, s = quantize_multiplier(sc)
         assert s == 62 and 0 <= m < 2**31
-        # qmath rounds the 31-bit mantissa first, then again to shift 62 (double rounding), so the
-        # error may exceed half an LSB at 2^-62 -- but stays below 3/4 of it (the second rounding
-        # drops >= 1 bit).  Correct single rounding would be round(sc * 2^62).
-        assert abs(m / 2.0**62 - sc) <= 0.75 * 2.0**-62
+        # one rounding at 2^-62: the error is at most half an LSB
+        assert m == round(sc * 2.0**62)
+        assert abs(m / 2.0**62 - sc) <= 0.5 * 2.0**-62

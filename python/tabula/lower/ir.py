@@ -222,6 +222,9 @@ def verify(g: Graph) -> None:
             m, s = a["multiplier"], a["shift"]
             need(len(m) == len(s) and len(m) in (1, x.shape[-1]), "multiplier/shift must have 1 or C entries")
             need(all(0 <= v < 2**31 for v in m) and all(2 <= v <= 62 for v in s), "multiplier/shift out of range")
+            need(x.dtype != "int32" or a["input_zp"] == 0, "an int32 input must have input_zp 0 (TOSA RESCALE)")
+            lo, hi = (-128, 127) if out.dtype == "int8" else (-32768, 32767)
+            need(lo <= a["output_zp"] <= hi, f"output_zp {a['output_zp']} outside {out.dtype}")
         elif op.op == "TABLE":
             x, t = ins
             need(x.dtype == "int8" and t.dtype == "int8" and t.shape == (256,), "int8 TABLE needs a 256-entry int8 table")
@@ -232,6 +235,7 @@ def verify(g: Graph) -> None:
             sy, sx = a["stride"]
             pt, pb, pl, pr = a["pad"]
             need(x.dtype == out.dtype == "int8" and len(x.shape) == 4, "int8 NHWC in and out")
+            need(max(pt, pb) < kh and max(pl, pr) < kw, "padding must be smaller than the kernel (TOSA MAX_POOL2D)")
             exp = (x.shape[0], _conv_out(x.shape[1], kh, sy, pt, pb), _conv_out(x.shape[2], kw, sx, pl, pr), x.shape[3])
             need(out.shape == exp, f"output shape {out.shape} != {exp}")
         elif op.op == "RESHAPE":
