@@ -91,6 +91,98 @@ tabula_status tabula_max_pool2d_s8(const tabula_window *win, const int8_t *input
 tabula_status tabula_transpose(const void *input, const int32_t *in_shape, const int32_t *perms,
                                int32_t rank, int32_t elem_bytes, void *output);
 
+
+/* ---------------------------------------------------------------------------------------------
+ * int16 activations (a16w8) and the elementwise / joining ops.  int16 activations are symmetric
+ * (zero point 0); their accumulators are TOSA int48, held in int64_t.
+ * ------------------------------------------------------------------------------------------- */
+
+/*
+ * TOSA apply_scale_16 (RESCALE with scale32 = false): (value * multiplier + 2^(shift-1)) >> shift
+ * for a 48-bit value and multiplier in [0, 2^15), shift in [2, 62]; half toward +infinity.
+ */
+int64_t tabula_apply_scale_16(int64_t value, int32_t multiplier, int32_t shift);
+
+/* CONV2D int16 x int8 -> int48 (int64_t): as tabula_conv2d_s8 with input_zp fixed at 0. */
+tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
+                                const int16_t *input,
+                                const int8_t *weight, int32_t weight_zp,
+                                const int64_t *bias, int64_t *output);
+
+/* FULLY_CONNECTED int16 x int8 -> int48 (int64_t): as tabula_fully_connected_s8 with input_zp 0. */
+tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
+                                         const int16_t *input,
+                                         const int8_t *weight, int32_t weight_zp,
+                                         const int64_t *bias, int64_t *output);
+
+/*
+ * More RESCALE variants, same parameters and semantics as tabula_rescale_s32_s8:
+ * out = clamp(apply_scale(in - input_zp, m, s) + output_zp) to the output type.
+ * s64_s16 uses tabula_apply_scale_16 (multiplier < 2^15, TOSA scale32 = false); the others
+ * tabula_apply_scale_32.  int32/int64 inputs require input_zp == 0 (else TABULA_ERR_ARG).
+ */
+tabula_status tabula_rescale_s64_s16(const int64_t *input, int32_t count, int32_t channels,
+                                     int32_t input_zp, int32_t output_zp,
+                                     const int32_t *multiplier, const int32_t *shift,
+                                     int32_t per_channel, int16_t *output);
+tabula_status tabula_rescale_s32_s16(const int32_t *input, int32_t count, int32_t channels,
+                                     int32_t input_zp, int32_t output_zp,
+                                     const int32_t *multiplier, const int32_t *shift,
+                                     int32_t per_channel, int16_t *output);
+tabula_status tabula_rescale_s16_s16(const int16_t *input, int32_t count, int32_t channels,
+                                     int32_t input_zp, int32_t output_zp,
+                                     const int32_t *multiplier, const int32_t *shift,
+                                     int32_t per_channel, int16_t *output);
+tabula_status tabula_rescale_s8_s32(const int8_t *input, int32_t count, int32_t channels,
+                                    int32_t input_zp, int32_t output_zp,
+                                    const int32_t *multiplier, const int32_t *shift,
+                                    int32_t per_channel, int32_t *output);
+tabula_status tabula_rescale_s16_s32(const int16_t *input, int32_t count, int32_t channels,
+                                     int32_t input_zp, int32_t output_zp,
+                                     const int32_t *multiplier, const int32_t *shift,
+                                     int32_t per_channel, int32_t *output);
+
+/*
+ * TABLE int16 (TOSA 1.0 TABLE, int16): table has 513 entries; for each element
+ * i = (in + 32768) >> 7, f = (in + 32768) & 127,
+ * out = (table[i] << 7) + (table[i+1] - table[i]) * f   (int32, 16.7 fixed point).
+ */
+tabula_status tabula_table_s16(const int16_t *input, int32_t count, const int16_t *table, int32_t *output);
+
+/* MAX_POOL2D int16, as tabula_max_pool2d_s8 (padding acts as -32768 and never wins). */
+tabula_status tabula_max_pool2d_s16(const tabula_window *win, const int16_t *input, int16_t *output);
+
+/*
+ * AVG_POOL2D (TOSA 1.0): acc = sum over the window's valid (non-padded) taps of (in - input_zp),
+ * int32; count = number of valid taps; (m, s) = TOSA reciprocal_scale(count);
+ * out = clamp(apply_scale_32(acc, m, s) + output_zp). int16 requires both zero points 0.
+ * dilation in win must be 1.
+ */
+tabula_status tabula_avg_pool2d_s8(const tabula_window *win, const int8_t *input, int32_t input_zp,
+                                   int32_t output_zp, int8_t *output);
+tabula_status tabula_avg_pool2d_s16(const tabula_window *win, const int16_t *input, int32_t input_zp,
+                                    int32_t output_zp, int16_t *output);
+
+/* CLAMP (TOSA 1.0): out = min(max(in, min_val), max_val); min_val <= max_val in the type's range. */
+tabula_status tabula_clamp_s8(const int8_t *input, int32_t count, int32_t min_val, int32_t max_val, int8_t *output);
+tabula_status tabula_clamp_s16(const int16_t *input, int32_t count, int32_t min_val, int32_t max_val, int16_t *output);
+
+/* ADD / SUB int32, same shape (count elements). Wrap-around is a contract violation (not checked). */
+tabula_status tabula_add_s32(const int32_t *a, const int32_t *b, int32_t count, int32_t *output);
+tabula_status tabula_sub_s32(const int32_t *a, const int32_t *b, int32_t count, int32_t *output);
+
+/* MUL int32 (TOSA 1.0 MUL): product in 64 bits; if shift > 0 add 2^(shift-1) then >> shift
+ * (arithmetic); the result must fit int32 (TABULA_ERR_ARG is not returned for overflow). */
+tabula_status tabula_mul_s32(const int32_t *a, const int32_t *b, int32_t count, int32_t shift, int32_t *output);
+
+/*
+ * CONCAT (TOSA 1.0) of n_inputs tensors along one axis, any element type: the output is `outer`
+ * blocks; block o is inputs[0][o] (inner_bytes[0] bytes), then inputs[1][o], ...
+ * (outer = product of the dims before the axis; inner_bytes[i] = bytes of input i from the axis on).
+ */
+tabula_status tabula_concat(const void *const *inputs, const int32_t *inner_bytes, int32_t n_inputs,
+                            int32_t outer, void *output);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,6 +25,9 @@ __all__ = [
     "quantize_round_half_even",
     "dequantize",
     "build_table_int8",
+    "quantize_multiplier_16",
+    "apply_scale_16_round_half_up",
+    "reciprocal_scale",
 ]
 
 #: (qmin, qmax) of each integer dtype name used by the IR.
@@ -32,6 +35,7 @@ DTYPE_RANGE: dict[str, tuple[int, int]] = {
     "int8": (-128, 127),
     "int16": (-32768, 32767),
     "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**47), 2**47 - 1),  # TOSA int48 accumulator, stored in 64 bits
 }
 
 
@@ -73,6 +77,55 @@ def quantize_multiplier(scale: float) -> tuple[int, int]:
             "check the scales of the tensors around this op"
         )
     return int(multiplier), int(shift)
+
+
+def quantize_multiplier_16(scale: float) -> tuple[int, int]:
+    """Split ``scale`` into a TOSA 16-bit ``(multiplier, shift)`` (RESCALE with ``scale32=false``,
+    used for int48 accumulators): ``multiplier`` in ``[2**14, 2**15)``, ``2 <= shift <= 62``.
+
+    Rounding: the 15-bit mantissa is rounded half to even; mantissa overflow renormalises to
+    ``(2**14, shift - 1)``; scales below ``2**-48`` round once at ``2**-62``.
+
+    Raises:
+        QuantizationError: negative, non-finite or too large (needs shift < 2) scales.
+    """
+    if not math.isfinite(scale) or scale < 0:
+        raise QuantizationError(f"rescale factor {scale!r} must be finite and >= 0")
+    if scale == 0.0:
+        return 0, 2
+    mantissa, exponent = math.frexp(scale)
+    multiplier = round(mantissa * (1 << 15))
+    shift = 15 - exponent
+    if multiplier == (1 << 15):
+        multiplier >>= 1
+        shift -= 1
+    if shift > 62:
+        multiplier = round(math.ldexp(scale, 62))
+        shift = 62
+    if shift < 2:
+        raise QuantizationError(
+            f"rescale factor {scale!r} is too large for a 16-bit RESCALE (needs shift >= 2)"
+        )
+    return int(multiplier), int(shift)
+
+
+def apply_scale_16_round_half_up(value: np.ndarray, multiplier, shift) -> np.ndarray:
+    """TOSA ``apply_scale_16``: ``(value*multiplier + 2**(shift-1)) >> shift`` for int48 ``value``
+    and a 16-bit ``multiplier`` (< 2**15).  Exact in int64 (``|value*multiplier| < 2**62``).
+    Rounding: half toward +infinity.  Returns int64; the caller clamps."""
+    return apply_scale_32_round_half_up(value, multiplier, shift)
+
+
+def reciprocal_scale(count: int) -> tuple[int, int]:
+    """TOSA 1.0 ``reciprocal_scale`` (AVG_POOL2D divisor): ``(multiplier, shift)`` with
+    ``multiplier * 2**-shift ~= 1/count``, ``multiplier`` in ``[2**30, 2**31)``.
+
+    ``k = ceil(log2(count))``; ``multiplier = ((2**30 + 1) << k) // count``; ``shift = 30 + k``.
+    Raises QuantizationError for ``count <= 0``."""
+    if count <= 0:
+        raise QuantizationError(f"average pool window of {count} elements")
+    k = (count - 1).bit_length()
+    return int((((1 << 30) + 1) << k) // count), 30 + k
 
 
 def apply_scale_32_round_half_up(value: np.ndarray, multiplier, shift) -> np.ndarray:

@@ -5,21 +5,36 @@ A :class:`Graph` is a list of :class:`Op` in execution order over :class:`Tensor
 FULLY_CONNECTED weights are ``[Cout, Cin]``.  Constants (weights, biases, tables) live in
 ``Graph.constants`` as numpy arrays; the structure is JSON.
 
-Op contracts (attributes; ``zp`` = zero point).  Semantics follow TOSA 1.0 unless noted:
+Op contracts (attributes; ``zp`` = zero point).  Semantics follow TOSA 1.0 unless noted.  "act" is
+int8 (affine, any zp) or int16 (symmetric: zp must be 0); "acc" is int32 for int8 act and int64
+(TOSA int48: values must fit 48 bits) for int16 act.
 
-``CONV2D``            in: x int8 [N,H,W,Cin], w int8 [Cout,KH,KW,Cin], b int32 [Cout] -> int32 [N,OH,OW,Cout]
+``CONV2D``            in: x act [N,H,W,Cin], w int8 [Cout,KH,KW,Cin], b acc [Cout] -> acc [N,OH,OW,Cout]
                       attrs: pad [top,bottom,left,right], stride [sy,sx], dilation [dy,dx], input_zp, weight_zp.
                       ``acc = b[o] + sum (x - input_zp)(w - weight_zp)``; padded positions contribute 0
-                      (padding acts as the input zero point).  int32 accumulation, wrapping not allowed.
-``FULLY_CONNECTED``   in: x int8 [N,Cin], w int8 [Cout,Cin], b int32 [Cout] -> int32 [N,Cout];
+                      (padding acts as the input zero point).  No wrapping allowed.
+``FULLY_CONNECTED``   in: x act [N,Cin], w int8 [Cout,Cin], b acc [Cout] -> acc [N,Cout];
                       attrs: input_zp, weight_zp.  (TOSA 0.80 FULLY_CONNECTED.)
-``RESCALE``           in: int32 or int8 [..., C] -> int8; attrs: input_zp, output_zp, multiplier [C or 1],
-                      shift [C or 1] (per-channel on the last axis when len > 1).
-                      ``out = clamp(apply_scale_32(in - input_zp, m, s) + output_zp)``, single rounding
-                      (see :mod:`tabula.qmath`).
-``TABLE``             in: x int8 [...], table int8 [256] -> int8 [...];  ``out = table[x + 128]``.
-``MAX_POOL2D``        in: int8 [N,H,W,C] -> int8 [N,OH,OW,C]; attrs: kernel [kh,kw], stride [sy,sx],
-                      pad [top,bottom,left,right] (padding never wins: it is the dtype minimum).
+``RESCALE``           in: int8/int16/int32/int64 [..., C] -> int8/int16/int32; attrs: input_zp, output_zp,
+                      multiplier [C or 1], shift [C or 1] (per-channel on the last axis when len > 1),
+                      scale32 (bool; false = 16-bit multiplier, required for int64 inputs).
+                      ``out = clamp(apply_scale(in - input_zp, m, s) + output_zp)`` to the output dtype,
+                      single rounding (see :mod:`tabula.qmath`).  int32/int64 inputs need input_zp 0.
+``TABLE``             int8:  x int8, table int8 [256] -> int8;  ``out = table[x + 128]``.
+                      int16: x int16, table int16 [513] -> int32 (16.7 fixed point):
+                      ``i = (x + 32768) >> 7; f = (x + 32768) & 127;
+                      out = (table[i] << 7) + (table[i+1] - table[i]) * f``.
+``MAX_POOL2D``        in: act [N,H,W,C] -> same dtype [N,OH,OW,C]; attrs: kernel [kh,kw], stride [sy,sx],
+                      pad [top,bottom,left,right] (pad < kernel; padding never wins).
+``AVG_POOL2D``        in: act [N,H,W,C] -> same dtype; attrs: kernel, stride, pad, input_zp, output_zp.
+                      ``acc = sum over valid (non-pad) taps of (x - input_zp)`` (int32);
+                      ``out = clamp(apply_scale_32(acc, reciprocal_scale(count)) + output_zp)`` with
+                      count = valid taps in that window.
+``CLAMP``             in: act -> same dtype and shape; attrs: min, max (integer codes, min <= max).
+``ADD`` / ``SUB``     in: int32 a, int32 b (same shape) -> int32; no overflow allowed.
+``MUL``               in: int32 a, int32 b (same shape) -> int32; attrs: shift (0): ``(a*b) >> shift``
+                      with rounding ``+ 2^(shift-1)`` when shift > 0; the result must fit int32.
+``CONCAT``            in: 1..n tensors of one dtype, equal except on ``axis`` -> joined; attrs: axis.
 ``RESHAPE``           in: any -> same dtype; attrs: shape (row-major, element order kept).
 ``TRANSPOSE``         in: any -> same dtype; attrs: perms (output dim i = input dim perms[i]).
 """
@@ -34,9 +49,16 @@ import numpy as np
 
 #: The closed op set.  Adding an op means: a contract above, a verifier rule below, a lowering, a
 #: reference twin in ``tabula/reference/ops/``, a C kernel and a test.
-OPS = ("CONV2D", "FULLY_CONNECTED", "RESCALE", "TABLE", "MAX_POOL2D", "RESHAPE", "TRANSPOSE")
+OPS = (
+    "CONV2D", "FULLY_CONNECTED", "RESCALE", "TABLE", "MAX_POOL2D", "AVG_POOL2D", "CLAMP",
+    "ADD", "SUB", "MUL", "CONCAT", "RESHAPE", "TRANSPOSE",
+)
 
-DTYPES = ("int8", "int16", "int32")
+DTYPES = ("int8", "int16", "int32", "int64")
+
+#: accumulator dtype of each activation dtype (TOSA: int8 -> int32, int16 -> int48 held in int64)
+ACC_DTYPE = {"int8": "int32", "int16": "int64"}
+ACT_DTYPES = ("int8", "int16")
 
 
 class IRError(ValueError):
@@ -68,7 +90,7 @@ class Tensor:
     @property
     def itemsize(self) -> int:
         """Bytes per element."""
-        return np.dtype(self.dtype).itemsize
+        return np.dtype(self.dtype).itemsize  # int64 holds TOSA int48
 
     @property
     def nbytes(self) -> int:
@@ -170,6 +192,9 @@ class Graph:
         return g
 
 
+_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (-(2**31), 2**31 - 1)}
+
+
 def _conv_out(size: int, k: int, stride: int, pad0: int, pad1: int, dilation: int = 1) -> int:
     return (size + pad0 + pad1 - dilation * (k - 1) - 1) // stride + 1
 
@@ -198,46 +223,74 @@ def verify(g: Graph) -> None:
 
         need(len(outs) == 1, "must have exactly one output")
         out = outs[0]
-        if op.op == "CONV2D":
+        if op.op in ("CONV2D", "FULLY_CONNECTED"):
             x, w, b = ins
-            need(x.dtype == "int8" and w.dtype == "int8" and b.dtype == "int32", "dtypes must be int8, int8, int32")
-            need(out.dtype == "int32", "output must be int32")
-            need(len(x.shape) == 4 and len(w.shape) == 4 and x.shape[3] == w.shape[3], "x NHWC / w OHWI mismatch")
+            acc_t = ACC_DTYPE.get(x.dtype)
+            need(acc_t is not None and w.dtype == "int8" and b.dtype == acc_t and out.dtype == acc_t,
+                 f"dtypes must be act, int8, acc -> acc (got {x.dtype}, {w.dtype}, {b.dtype} -> {out.dtype})")
+            need(x.dtype == "int8" or a["input_zp"] == 0, "int16 inputs must have input_zp 0")
             need(b.shape == (w.shape[0],), "bias must have Cout entries")
-            pt, pb, pl, pr = a["pad"]
-            sy, sx = a["stride"]
-            dy, dx = a["dilation"]
-            oh = _conv_out(x.shape[1], w.shape[1], sy, pt, pb, dy)
-            ow = _conv_out(x.shape[2], w.shape[2], sx, pl, pr, dx)
-            need(out.shape == (x.shape[0], oh, ow, w.shape[0]), f"output shape {out.shape} != {(x.shape[0], oh, ow, w.shape[0])}")
-        elif op.op == "FULLY_CONNECTED":
-            x, w, b = ins
-            need(x.dtype == "int8" and w.dtype == "int8" and b.dtype == "int32", "dtypes must be int8, int8, int32")
-            need(len(x.shape) == 2 and x.shape[1] == w.shape[1], "x [N,Cin] / w [Cout,Cin] mismatch")
-            need(out.dtype == "int32" and out.shape == (x.shape[0], w.shape[0]), "output must be int32 [N,Cout]")
+            if op.op == "CONV2D":
+                need(len(x.shape) == 4 and len(w.shape) == 4 and x.shape[3] == w.shape[3], "x NHWC / w OHWI mismatch")
+                pt, pb, pl, pr = a["pad"]
+                sy, sx = a["stride"]
+                dy, dx = a["dilation"]
+                oh = _conv_out(x.shape[1], w.shape[1], sy, pt, pb, dy)
+                ow = _conv_out(x.shape[2], w.shape[2], sx, pl, pr, dx)
+                need(out.shape == (x.shape[0], oh, ow, w.shape[0]), f"output shape {out.shape} != {(x.shape[0], oh, ow, w.shape[0])}")
+            else:
+                need(len(x.shape) == 2 and x.shape[1] == w.shape[1], "x [N,Cin] / w [Cout,Cin] mismatch")
+                need(out.shape == (x.shape[0], w.shape[0]), "output must be [N,Cout]")
         elif op.op == "RESCALE":
             (x,) = ins
-            need(x.dtype in ("int8", "int16", "int32") and out.dtype in ("int8", "int16"), "dtypes")
+            need(x.dtype in DTYPES and out.dtype in ("int8", "int16", "int32"), "dtypes")
             need(x.shape == out.shape, "shape must not change")
             m, s = a["multiplier"], a["shift"]
+            scale32 = a.get("scale32", True)
+            need(x.dtype != "int64" or not scale32, "int64 (int48) inputs need scale32=false")
             need(len(m) == len(s) and len(m) in (1, x.shape[-1]), "multiplier/shift must have 1 or C entries")
-            need(all(0 <= v < 2**31 for v in m) and all(2 <= v <= 62 for v in s), "multiplier/shift out of range")
-            need(x.dtype != "int32" or a["input_zp"] == 0, "an int32 input must have input_zp 0 (TOSA RESCALE)")
-            lo, hi = (-128, 127) if out.dtype == "int8" else (-32768, 32767)
+            mmax = 2**31 if scale32 else 2**15
+            need(all(0 <= v < mmax for v in m) and all(2 <= v <= 62 for v in s), "multiplier/shift out of range")
+            need(x.dtype not in ("int32", "int64") or a["input_zp"] == 0, "int32/int64 inputs must have input_zp 0 (TOSA RESCALE)")
+            lo, hi = _RANGE[out.dtype]
             need(lo <= a["output_zp"] <= hi, f"output_zp {a['output_zp']} outside {out.dtype}")
         elif op.op == "TABLE":
             x, t = ins
-            need(x.dtype == "int8" and t.dtype == "int8" and t.shape == (256,), "int8 TABLE needs a 256-entry int8 table")
-            need(out.dtype == "int8" and out.shape == x.shape, "output must be int8 of the input's shape")
-        elif op.op == "MAX_POOL2D":
+            if x.dtype == "int8":
+                need(t.dtype == "int8" and t.shape == (256,) and out.dtype == "int8", "int8 TABLE: 256 int8 entries -> int8")
+            else:
+                need(x.dtype == "int16" and t.dtype == "int16" and t.shape == (513,) and out.dtype == "int32",
+                     "int16 TABLE: 513 int16 entries -> int32")
+            need(out.shape == x.shape, "output must have the input's shape")
+        elif op.op in ("MAX_POOL2D", "AVG_POOL2D"):
             (x,) = ins
             kh, kw = a["kernel"]
             sy, sx = a["stride"]
             pt, pb, pl, pr = a["pad"]
-            need(x.dtype == out.dtype == "int8" and len(x.shape) == 4, "int8 NHWC in and out")
-            need(max(pt, pb) < kh and max(pl, pr) < kw, "padding must be smaller than the kernel (TOSA MAX_POOL2D)")
+            need(x.dtype == out.dtype and x.dtype in ACT_DTYPES and len(x.shape) == 4, "act NHWC in and out, same dtype")
+            need(max(pt, pb) < kh and max(pl, pr) < kw, "padding must be smaller than the kernel (TOSA)")
             exp = (x.shape[0], _conv_out(x.shape[1], kh, sy, pt, pb), _conv_out(x.shape[2], kw, sx, pl, pr), x.shape[3])
             need(out.shape == exp, f"output shape {out.shape} != {exp}")
+            if op.op == "AVG_POOL2D":
+                need(x.dtype == "int8" or a["input_zp"] == a["output_zp"] == 0, "int16 zero points must be 0")
+        elif op.op == "CLAMP":
+            (x,) = ins
+            lo, hi = _RANGE[x.dtype]
+            need(x.dtype in ACT_DTYPES and out.dtype == x.dtype and out.shape == x.shape, "act in, same out")
+            need(lo <= a["min"] <= a["max"] <= hi, f"min/max {a['min']}..{a['max']} outside {x.dtype}")
+        elif op.op in ("ADD", "SUB", "MUL"):
+            need(len(ins) == 2 and all(t.dtype == "int32" for t in ins + outs), "int32 a, b -> int32")
+            need(ins[0].shape == ins[1].shape == out.shape, "shapes must be equal (no broadcasting)")
+            if op.op == "MUL":
+                need(0 <= a.get("shift", 0) <= 62, "shift out of range")
+        elif op.op == "CONCAT":
+            ax = a["axis"]
+            need(len(ins) >= 1 and all(t.dtype == out.dtype for t in ins), "one dtype for all inputs and the output")
+            need(0 <= ax < len(out.shape), "axis out of range")
+            for t in ins:
+                need(len(t.shape) == len(out.shape) and all(t.shape[i] == out.shape[i] for i in range(len(out.shape)) if i != ax),
+                     f"input {t.name} {t.shape} does not fit output {out.shape} on axis {ax}")
+            need(sum(t.shape[ax] for t in ins) == out.shape[ax], "axis sizes must add up")
         elif op.op == "RESHAPE":
             (x,) = ins
             need(out.dtype == x.dtype and int(np.prod(out.shape)) == int(np.prod(x.shape)), "element count/dtype")
