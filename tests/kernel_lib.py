@@ -18,7 +18,12 @@ CFLAGS = ["-O2", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra", "-Werror", 
 TABULA_OK, TABULA_ERR_ARG = 0, 1
 
 _i8p = C.POINTER(C.c_int8)
+_i16p = C.POINTER(C.c_int16)
 _i32p = C.POINTER(C.c_int32)
+_i64p = C.POINTER(C.c_int64)
+#: numpy dtype -> (ctypes pointer type, kernel name suffix)
+_PTR = {np.dtype(np.int8): (_i8p, "s8"), np.dtype(np.int16): (_i16p, "s16"), np.dtype(np.int32): (_i32p, "s32"),
+        np.dtype(np.int64): (_i64p, "s64")}
 
 
 class KernelError(RuntimeError):
@@ -62,6 +67,14 @@ def _ptr(a: np.ndarray | None, typ):
     return None if a is None else a.ctypes.data_as(typ)
 
 
+def _out(shape, dtype) -> np.ndarray:
+    """An output buffer pre-filled with a byte pattern (0x5A), so an element the kernel fails to
+    write shows up instead of passing by luck with whatever np.empty held."""
+    out = np.empty(shape, dtype=dtype)
+    out.reshape(-1).view(np.uint8).fill(0x5A)
+    return out
+
+
 def _c(a, dtype) -> np.ndarray:
     return np.asarray(a, dtype=dtype, order="C")
 
@@ -74,6 +87,8 @@ class KernelLib:
         L = self.lib = C.CDLL(str(path))
         L.tabula_apply_scale_32.restype = C.c_int64
         L.tabula_apply_scale_32.argtypes = [C.c_int32, C.c_int32, C.c_int32]
+        L.tabula_apply_scale_16.restype = C.c_int64
+        L.tabula_apply_scale_16.argtypes = [C.c_int64, C.c_int32, C.c_int32]
         win_p = C.POINTER(Window)
         i32 = C.c_int32
         sig = {
@@ -82,9 +97,24 @@ class KernelLib:
             "tabula_rescale_s32_s8": [_i32p, i32, i32, i32, i32, _i32p, _i32p, i32, _i8p],
             "tabula_rescale_s8_s8": [_i8p, i32, i32, i32, i32, _i32p, _i32p, i32, _i8p],
             "tabula_table_s8": [_i8p, i32, _i8p, _i8p],
+            "tabula_table_s16": [_i16p, i32, _i16p, _i32p],
             "tabula_max_pool2d_s8": [win_p, _i8p, _i8p],
             "tabula_transpose": [C.c_void_p, _i32p, _i32p, i32, i32, C.c_void_p],
+            "tabula_conv2d_s16": [win_p, i32, _i16p, _i8p, i32, _i64p, _i64p],
+            "tabula_fully_connected_s16": [i32, i32, i32, _i16p, _i8p, i32, _i64p, _i64p],
+            "tabula_max_pool2d_s16": [win_p, _i16p, _i16p],
+            "tabula_avg_pool2d_s8": [win_p, _i8p, i32, i32, _i8p],
+            "tabula_avg_pool2d_s16": [win_p, _i16p, i32, i32, _i16p],
+            "tabula_clamp_s8": [_i8p, i32, i32, i32, _i8p],
+            "tabula_clamp_s16": [_i16p, i32, i32, i32, _i16p],
+            "tabula_add_s32": [_i32p, _i32p, i32, _i32p],
+            "tabula_sub_s32": [_i32p, _i32p, i32, _i32p],
+            "tabula_mul_s32": [_i32p, _i32p, i32, i32, _i32p],
+            "tabula_concat": [C.POINTER(C.c_void_p), _i32p, i32, i32, C.c_void_p],
         }
+        for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32")):
+            ip, op = ({v[1]: v[0] for v in _PTR.values()}[t] for t in (a, b))
+            sig[f"tabula_rescale_{a}_{b}"] = [ip, i32, i32, i32, i32, _i32p, _i32p, i32, op]
         for name, args in sig.items():
             fn = getattr(L, name)
             fn.argtypes, fn.restype = args, C.c_int
@@ -106,7 +136,11 @@ class KernelLib:
                       dilation[0], dilation[1], pad[0], pad[2])
 
     def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
-        """x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8, b [Cout] int32 or None; pad [t,b,l,r]."""
+        """x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8, b [Cout] int32 or None; pad [t,b,l,r].
+        An int16 ``x`` calls tabula_conv2d_s16 (int64 bias/output; ``input_zp`` must be 0 here)."""
+        if np.asarray(x).dtype == np.int16:
+            return self._conv2d_s16(x, w, b, pad=pad, stride=stride, dilation=dilation, input_zp=input_zp,
+                                    weight_zp=weight_zp, out_hw=out_hw)
         x, w = _c(x, np.int8), _c(w, np.int8)
         b = None if b is None else _c(b, np.int32)
         n, h, wd, _ = x.shape
@@ -115,56 +149,139 @@ class KernelLib:
             out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
                       (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
         win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
-        out = np.empty((n, out_hw[0], out_hw[1], cout), dtype=np.int32)
+        out = _out((n, out_hw[0], out_hw[1], cout), np.int32)
         self._call("tabula_conv2d_s8", C.byref(win), cout, _ptr(x, _i8p), input_zp, _ptr(w, _i8p), weight_zp,
                    _ptr(b, _i32p), _ptr(out, _i32p))
         return out
 
-    def max_pool2d(self, x, *, kernel, stride, pad, dilation=(1, 1)) -> np.ndarray:
-        x = _c(x, np.int8)
+    def _conv2d_s16(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw) -> np.ndarray:
+        if input_zp != 0:
+            raise ValueError("tabula_conv2d_s16 has no input zero point (int16 is symmetric)")
+        x, w = _c(x, np.int16), _c(w, np.int8)
+        b = None if b is None else _c(b, np.int64)
+        n, h, wd, _ = x.shape
+        cout, kh, kw, _ = w.shape
+        if out_hw is None:
+            out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+                      (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
+        win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
+        out = _out((n, out_hw[0], out_hw[1], cout), np.int64)
+        self._call("tabula_conv2d_s16", C.byref(win), cout, _ptr(x, _i16p), _ptr(w, _i8p), weight_zp,
+                   _ptr(b, _i64p), _ptr(out, _i64p))
+        return out
+
+    def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:
+        x = np.asarray(x, order="C")
+        if x.dtype not in (np.int8, np.int16):
+            raise TypeError(f"no C {op} for {x.dtype}")
+        typ, sfx = _PTR[x.dtype]
         n, h, w, c = x.shape
         out_hw = ((h + pad[0] + pad[1] - kernel[0]) // stride[0] + 1, (w + pad[2] + pad[3] - kernel[1]) // stride[1] + 1)
         win = self.window(x.shape, out_hw, kernel, stride, dilation, pad)
-        out = np.empty((n, out_hw[0], out_hw[1], c), dtype=np.int8)
-        self._call("tabula_max_pool2d_s8", C.byref(win), _ptr(x, _i8p), _ptr(out, _i8p))
+        out = _out((n, out_hw[0], out_hw[1], c), x.dtype)
+        name = f"tabula_{op}_{sfx}"
+        self._call(name, C.byref(win), _ptr(x, typ), *zps, _ptr(out, typ))
         return out
+
+    def max_pool2d(self, x, *, kernel, stride, pad, dilation=(1, 1)) -> np.ndarray:
+        """int8 or int16 x [N,H,W,C] (the dtype picks tabula_max_pool2d_s8 / _s16)."""
+        return self._pool("max_pool2d", x, kernel, stride, pad, dilation)
+
+    def avg_pool2d(self, x, *, kernel, stride, pad, input_zp=0, output_zp=0, dilation=(1, 1)) -> np.ndarray:
+        """int8 or int16 x [N,H,W,C] (the dtype picks tabula_avg_pool2d_s8 / _s16)."""
+        return self._pool("avg_pool2d", x, kernel, stride, pad, dilation, input_zp, output_zp)
 
     # --- dense / elementwise ------------------------------------------------------------------
     def fully_connected(self, x, w, b, *, input_zp, weight_zp) -> np.ndarray:
+        """x [N,Cin] int8 (or int16: tabula_fully_connected_s16, int64 bias/output, input_zp 0)."""
+        if np.asarray(x).dtype == np.int16:
+            if input_zp != 0:
+                raise ValueError("tabula_fully_connected_s16 has no input zero point (int16 is symmetric)")
+            x, w = _c(x, np.int16), _c(w, np.int8)
+            b = None if b is None else _c(b, np.int64)
+            out = _out((x.shape[0], w.shape[0]), np.int64)
+            self._call("tabula_fully_connected_s16", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i16p),
+                       _ptr(w, _i8p), weight_zp, _ptr(b, _i64p), _ptr(out, _i64p))
+            return out
         x, w = _c(x, np.int8), _c(w, np.int8)
         b = None if b is None else _c(b, np.int32)
-        out = np.empty((x.shape[0], w.shape[0]), dtype=np.int32)
+        out = _out((x.shape[0], w.shape[0]), np.int32)
         self._call("tabula_fully_connected_s8", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i8p), input_zp,
                    _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(out, _i32p))
         return out
 
-    def rescale(self, x, *, input_zp, output_zp, multiplier, shift) -> np.ndarray:
-        """int32 or int8 ``x`` [..., C] -> int8; per-channel when len(multiplier) > 1."""
+    def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8") -> np.ndarray:
+        """``x`` [..., C] -> ``output_dtype``; the dtypes pick ``tabula_rescale_<in>_<out>`` (int64 input:
+        the scale32=false kernel).  Per-channel when len(multiplier) > 1."""
         x = np.asarray(x, order="C")
         m, s = _c(np.atleast_1d(multiplier), np.int32), _c(np.atleast_1d(shift), np.int32)
         per_channel = int(m.size > 1)
         channels = x.shape[-1] if (per_channel and x.ndim) else 1
-        out = np.empty(x.shape, dtype=np.int8)
-        if x.dtype == np.int32:
-            name, xp = "tabula_rescale_s32_s8", _ptr(x, _i32p)
-        elif x.dtype == np.int8:
-            name, xp = "tabula_rescale_s8_s8", _ptr(x, _i8p)
-        else:
-            raise TypeError(f"no C RESCALE for {x.dtype}")
-        self._call(name, xp, x.size, channels, input_zp, output_zp, _ptr(m, _i32p), _ptr(s, _i32p), per_channel,
-                   _ptr(out, _i8p))
+        out = _out(x.shape, output_dtype)
+        (ip, isfx), (op, osfx) = _PTR[x.dtype], _PTR[out.dtype]
+        name = f"tabula_rescale_{isfx}_{osfx}"
+        if not hasattr(self.lib, name):
+            raise TypeError(f"no C RESCALE {x.dtype} -> {output_dtype}")
+        self._call(name, _ptr(x, ip), x.size, channels, input_zp, output_zp, _ptr(m, _i32p), _ptr(s, _i32p), per_channel,
+                   _ptr(out, op))
+        return out
+
+    def apply_scale_16(self, value: int, multiplier: int, shift: int) -> int:
+        return int(self.lib.tabula_apply_scale_16(value, multiplier, shift))
+
+    def clamp(self, x, min_val, max_val) -> np.ndarray:
+        """int8 or int16 ``x`` (tabula_clamp_s8 / _s16)."""
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        out = _out(x.shape, x.dtype)
+        self._call(f"tabula_clamp_{sfx}", _ptr(x, typ), x.size, min_val, max_val, _ptr(out, typ))
+        return out
+
+    def _binary(self, name: str, a, b, *extra) -> np.ndarray:
+        a, b = _c(a, np.int32), _c(b, np.int32)
+        if a.shape != b.shape:
+            raise ValueError(f"{name}: shapes {a.shape} and {b.shape} differ")
+        out = _out(a.shape, a.dtype)
+        self._call(name, _ptr(a, _i32p), _ptr(b, _i32p), a.size, *extra, _ptr(out, _i32p))
+        return out
+
+    def add(self, a, b) -> np.ndarray:
+        return self._binary("tabula_add_s32", a, b)
+
+    def sub(self, a, b) -> np.ndarray:
+        return self._binary("tabula_sub_s32", a, b)
+
+    def mul(self, a, b, shift=0) -> np.ndarray:
+        return self._binary("tabula_mul_s32", a, b, shift)
+
+    def concat(self, xs, axis) -> np.ndarray:
+        """Join arrays of one dtype along ``axis`` with tabula_concat (outer blocks x inner bytes)."""
+        xs = [np.ascontiguousarray(x) for x in xs]
+        shape = list(xs[0].shape)
+        shape[axis] = sum(x.shape[axis] for x in xs)
+        out = _out(shape, xs[0].dtype)
+        outer = int(np.prod(shape[:axis], dtype=np.int64))
+        inner = _c([x.nbytes // outer if outer else 0 for x in xs], np.int32)
+        ptrs = (C.c_void_p * len(xs))(*[x.ctypes.data for x in xs])
+        self._call("tabula_concat", ptrs, _ptr(inner, _i32p), len(xs), outer, out.ctypes.data)
         return out
 
     def table(self, x, table) -> np.ndarray:
+        """int8 x + 256-entry int8 table -> int8; int16 x + 513-entry int16 table -> int32 (16.7)."""
+        if np.asarray(x).dtype == np.int16:
+            x, t = _c(x, np.int16), _c(table, np.int16)
+            out = _out(x.shape, np.int32)
+            self._call("tabula_table_s16", _ptr(x, _i16p), x.size, _ptr(t, _i16p), _ptr(out, _i32p))
+            return out
         x, t = _c(x, np.int8), _c(table, np.int8)
-        out = np.empty_like(x)
+        out = _out(x.shape, x.dtype)
         self._call("tabula_table_s8", _ptr(x, _i8p), x.size, _ptr(t, _i8p), _ptr(out, _i8p))
         return out
 
     def transpose(self, x, perms) -> np.ndarray:
         x = np.asarray(x, order="C")
         shape, p = _c(x.shape, np.int32), _c(perms, np.int32)
-        out = np.empty(tuple(x.shape[i] for i in perms), dtype=x.dtype)
+        out = _out(tuple(x.shape[i] for i in perms), x.dtype)
         self._call("tabula_transpose", x.ctypes.data, _ptr(shape, _i32p), _ptr(p, _i32p), x.ndim, x.itemsize,
                    out.ctypes.data)
         return out

@@ -272,8 +272,8 @@ def qemu_command(board, elf: Path, sock: Path) -> list[str]:
             "-kernel", str(elf)]
 
 
-def run_qemu(elf: Path, session) -> int:
-    board = load_board("corstone300")
+def run_qemu(elf: Path, session, board_name: str = "corstone300") -> int:
+    board = load_board(board_name)
     tmp = Path(tempfile.mkdtemp(prefix="tabula-q"))   # short: unix socket paths max ~107 chars
     sock_path = tmp / "uart0.sock"
     proc = subprocess.Popen(qemu_command(board, elf, sock_path),
@@ -298,22 +298,32 @@ def run_qemu(elf: Path, session) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+QEMU_BOARDS = ["corstone300", "mps2_an386", "mps2_an500", "mps2_an505"]
+
+
 @pytest.mark.qemu
-def test_qemu_session(build_root):
-    skip_if_missing("corstone300")
+@pytest.mark.parametrize("board_name", QEMU_BOARDS)
+def test_qemu_session(build_root, board_name):
+    skip_if_missing(board_name)
     ticks = []
-    rc = run_qemu(build("corstone300", build_root), lambda link, b: ticks.extend(session_ok(link, b)))
+    rc = run_qemu(build(board_name, build_root), lambda link, b: ticks.extend(session_ok(link, b)),
+                  board_name)
     assert rc == 0
-    # -icount shift=0: 1 instruction = 1 ns of virtual time; SysTick counts 32 MHz. The same
-    # work every time, so the counts differ at most by the phase of the 31.25-instruction tick.
+    # -icount shift=0: 1 instruction = 1 ns of virtual time; SysTick counts the core clock
+    # (20-32 MHz). The same work every time, so the counts differ at most by one tick's phase.
     assert max(ticks) - min(ticks) <= 1, ticks
-    print(f"corstone300 ticks per inference: {ticks} (~{ticks[0] * 1e9 / 32e6:.0f} instructions)")
+    instructions = ticks[0] * 1e9 / load_board(board_name).tick_hz
+    # The echo model: 64 rounds of FNV-1a over 20 bytes, ~5-8 instructions per byte on any
+    # Armv7-M/v8-M core. A wrong tick_hz in board.toml would be off by 25-60 %.
+    assert 64 * 20 * 4 < instructions < 64 * 20 * 10, instructions
+    print(f"{board_name} ticks per inference: {ticks} (~{instructions:.0f} instructions)")
 
 
 @pytest.mark.qemu
-def test_qemu_model_error_sets_exit_code(build_root):
-    skip_if_missing("corstone300")
-    assert run_qemu(build("corstone300", build_root), session_model_error) == 1
+@pytest.mark.parametrize("board_name", QEMU_BOARDS)
+def test_qemu_model_error_sets_exit_code(build_root, board_name):
+    skip_if_missing(board_name)
+    assert run_qemu(build(board_name, build_root), session_model_error, board_name) == 1
 
 
 # ---- boards and toolchain errors ----

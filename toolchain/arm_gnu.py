@@ -2,15 +2,18 @@
 ``env['TABULA_BOARD']`` (a :class:`tabula.boards.Board`).
 
 Sets CC/AS/LINK/AR, the common tabula flags, the board's cflags/ldflags and linker script,
-``TABULA_BOARD_NAME`` / ``TABULA_BOARD_TICK_HZ`` defines, and ``TABULA_PORTABLE_ONLY=1`` when
-``env['TABULA_PORTABLE']`` is set. Programs get the suffix ``.elf`` and a ``.map`` beside them.
+``TABULA_BOARD_NAME`` / ``TABULA_BOARD_TICK_HZ`` defines, the board.toml-generated defines
+(``TABULA_UART_BASE``, ``TABULA_UART_CLOCK_HZ``, ``TABULA_UART_BAUD``, ``TABULA_N_IRQS``), and
+``TABULA_PORTABLE_ONLY=1`` when ``env['TABULA_PORTABLE']`` is set. ``boards/_shared`` is on the
+include path and the linker search path (its ``cortex_m_sections.ld`` is INCLUDEd by board
+linker scripts). Programs get the suffix ``.elf`` and a ``.map`` beside them.
 """
 import shutil
 import subprocess
 
 import SCons.Errors
 
-from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, INSTALL_HINTS
+from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, INSTALL_HINTS, shared_dir
 
 PREFIX = "arm-none-eabi-"
 GCC = PREFIX + "gcc"
@@ -47,8 +50,9 @@ def generate(env):
         CCFLAGS=COMMON_CFLAGS + list(board.cflags),
         ASFLAGS=list(board.cflags),
         CPPDEFINES=_defines(env, board),
+        CPPPATH=[str(shared_dir())],
         LINKFLAGS=list(board.ldflags) + COMMON_LINKFLAGS
-        + ["-Wl,-Map=${TARGET.base}.map", "-Wl,--print-memory-usage"],
+        + ["-Wl,-Map=${TARGET.base}.map", "-Wl,--print-memory-usage", "-L" + str(shared_dir())],
     )
     if board.linker_script is not None:
         env.Append(LINKFLAGS=["-T" + str(board.linker_script)])
@@ -57,6 +61,7 @@ def generate(env):
 def _defines(env, board):
     defines = [("TABULA_BOARD_NAME", '\\"%s\\"' % board.name),
                ("TABULA_BOARD_TICK_HZ", "%du" % board.tick_hz)]
+    defines += list(board.defines()) if hasattr(board, "defines") else []
     if env.get("TABULA_PORTABLE"):
         defines.append(("TABULA_PORTABLE_ONLY", 1))
     return defines

@@ -12,7 +12,7 @@ folder of each is on the include path (that is where model.h is found).
 """
 from pathlib import Path
 
-from tabula.boards import repo_root
+from tabula.boards import repo_root, shared_dir
 
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
 TOOLPATH = [str(repo_root() / "toolchain")]
@@ -59,6 +59,6 @@ def build_firmware(env, board, model_sources, build_dir):
 
     program = env.Program(target=str(build_dir / "firmware"), source=objects)
     if board.linker_script is not None:
-        env.Depends(program, str(board.linker_script))
+        env.Depends(program, [str(board.linker_script), str(shared_dir() / "cortex_m_sections.ld")])
     env.Clean(program, str(build_dir / "firmware.map"))
     return program[0]

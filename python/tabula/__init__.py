@@ -24,11 +24,11 @@ __all__ = ["quantize", "lower", "load", "Program", "QParams"]
 __version__ = "0.1.0"
 
 
-def quantize(model, example_inputs, calibration, scheme: str = "int8"):
+def quantize(model, example_inputs, calibration, scheme: str = "int8", table_output: str | None = None):
     """Quantize ``model`` with torchao PT2E under tabula's rules; see :func:`tabula.quantize.quantize`."""
     from .quantize import quantize as _quantize
 
-    return _quantize(model, tuple(example_inputs), calibration, scheme=scheme)
+    return _quantize(model, tuple(example_inputs), calibration, scheme=scheme, table_output=table_output)
 
 
 def lower(quantized, example_inputs=None) -> Program:

@@ -5,6 +5,7 @@
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz --model m.pt2 --out build/dir
     tabula show     build/dir/results.json
     tabula boards
+    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P]
 
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
 validation: bit-exact mismatches or a device error); no traceback.
@@ -73,8 +74,83 @@ def _cmd_boards(a) -> int:
     from .boards import list_boards, load_board
 
     for name in list_boards():
-        print(f"{name:14s} {load_board(name).description}")
+        b = load_board(name)
+        runners = "/".join([b.default_runner] + [r for r in b.runner.get("prefer", []) if r != b.default_runner])
+        print(f"{name:16s} {b.cpu:11s} {runners:9s} {b.description}")
     return 0
+
+
+def _cmd_validate(a) -> int:
+    """Build (SCons, incremental) and run on the board, check every output bit-exact against the
+    integer reference and against float, write results.json; exit 1 on any mismatch or device
+    error (the results received so far are still in results.json)."""
+    import subprocess
+    from pathlib import Path
+
+    from .boards import load_board, repo_root
+    from .deploy import RunnerError, SessionError
+    from .report import print_table
+    from .stages import StageError, run_and_report
+
+    board = load_board(a.board)
+    if bool(a.model) != bool(a.data):
+        raise StageError("--model and --data go together (or give neither for the digits example)")
+    build_dir = Path(a.build_dir).resolve()
+    if a.model:
+        name = a.name or Path(a.model).stem
+        model, data = str(Path(a.model).resolve()), str(Path(a.data).resolve())
+        calib = str(Path(a.calib or a.data).resolve())
+        args = [f"model={model}", f"calib={calib}", f"data={data}", f"name={name}"]
+    else:  # the digits example, as `scons board=...` does
+        name = a.name or "digits"
+        args = [f"name={name}"]
+    out = build_dir / board.name / name
+    cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(repo_root()), f"board={board.name}",
+           f"build_dir={build_dir}", "run=0", *args]
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    if built.returncode != 0:
+        lines = [ln for ln in (built.stderr + built.stdout).splitlines() if ln.strip()]
+        raise StageError(f"build failed: {' | '.join(lines[-3:])}")
+    if not a.model:
+        data = str(build_dir / "examples" / "digits" / "test.npz")
+        model = str(build_dir / "examples" / "digits" / "model.pt2")
+    elf = out / ("firmware.elf" if board.toolchain == "arm_gnu" else "firmware")
+    try:
+        res = run_and_report(elf, board.name, out, data, model, out, runner=a.runner or None,
+                             limit=a.limit or None, port=a.port or None,
+                             timeout_s=a.timeout or None)
+    except RunnerError as e:
+        print(f"tabula: error: {e}", file=sys.stderr)
+        return 2
+    except SessionError as e:
+        print(f"tabula: error: {str(e).splitlines()[0]} (the outputs received are checked in "
+              f"{out / 'results.json'})", file=sys.stderr)
+        return 1
+    if not a.quiet:
+        print_table(res)
+    if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
+        print(f"tabula: error: device output differs from the integer reference in "
+              f"{res['bit_exact_mismatches']} element(s) ({res['n_outputs_received']}/"
+              f"{res['n_samples']} samples received); see {out / 'results.json'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_validate(sub) -> None:
+    v = sub.add_parser("validate", help="build, run on a board (host, qemu, fvp or a real one), "
+                                        "check bit-exact and against float, write results.json")
+    v.add_argument("--board", required=True)
+    v.add_argument("--model", default="", help=".pt2 (default: the digits example)")
+    v.add_argument("--data", default="", help="test inputs .npz (x, optional labels y)")
+    v.add_argument("--calib", default="", help="calibration .npz (default: --data)")
+    v.add_argument("--name", default="")
+    v.add_argument("--runner", default="", help="override the board's runner (host, qemu, fvp, board)")
+    v.add_argument("--port", default="", help="serial port or pyserial URL of a real board")
+    v.add_argument("--limit", type=int, default=0)
+    v.add_argument("--timeout", type=float, default=0, help="seconds per wait (default: the runner's)")
+    v.add_argument("--build-dir", default="build")
+    v.add_argument("--quiet", action="store_true")
+    v.set_defaults(fn=_cmd_validate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=_cmd_show)
     b = sub.add_parser("boards", help="list the boards")
     b.set_defaults(fn=_cmd_boards)
+    _add_validate(sub)
     return ap
 
 

@@ -64,7 +64,10 @@ class Program:
             t = self.graph.tensors[name]
             if tuple(x.shape) != t.shape:
                 raise ValueError(f"input {name!r}: shape {x.shape} (device layout) != program's {t.shape}")
-            out.append(quantize_round_half_even(x, t.scale, t.zero_point, t.dtype))
+            q = quantize_round_half_even(x, t.scale, t.zero_point, t.dtype)
+            if t.qrange:
+                q = np.clip(q, *t.qrange).astype(t.dtype)
+            out.append(q)
         return out
 
     def dequantize_outputs(self, int_outputs) -> list[np.ndarray]:
@@ -87,8 +90,16 @@ class Program:
 
     def run(self, *float_inputs) -> list[np.ndarray]:
         """Quantize float inputs, run the integer reference, dequantize: float32 outputs
-        (PyTorch layout), one per model output."""
-        return self.dequantize_outputs(self.run_int(*self.quantize_inputs(*float_inputs)))
+        (PyTorch layout), one per model output.
+
+        The program has the batch size it was exported with (usually 1); a batch of ``n`` such
+        inputs is run one sample at a time and the outputs are concatenated on axis 0."""
+        arrays = [np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x) for x in float_inputs]
+        batch = [self.graph.tensors[n].shape[0] for n in self.graph.inputs]
+        if arrays and all(b == 1 for b in batch) and all(a.ndim >= 1 and a.shape[0] == arrays[0].shape[0] > 1 for a in arrays):
+            outs = [self.run(*[a[i : i + 1] for a in arrays]) for i in range(arrays[0].shape[0])]
+            return [np.concatenate(parts, axis=0) for parts in zip(*outs)]
+        return self.dequantize_outputs(self.run_int(*self.quantize_inputs(*arrays)))
 
     # -- files -------------------------------------------------------------------------------
     def save(self, directory: str | Path) -> Path:

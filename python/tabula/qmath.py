@@ -25,6 +25,9 @@ __all__ = [
     "quantize_round_half_even",
     "dequantize",
     "build_table_int8",
+    "build_table_int16",
+    "table_output_qparams",
+    "table_error_lsb",
     "quantize_multiplier_16",
     "apply_scale_16_round_half_up",
     "reciprocal_scale",
@@ -170,6 +173,8 @@ def build_table_int8(
     in_zero_point: int,
     out_scale: float,
     out_zero_point: int,
+    *,
+    domain: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """Build the 256-entry int8 TABLE for ``f`` (TOSA 1.0 TABLE, int8: ``out = table[in + 128]``).
 
@@ -178,14 +183,19 @@ def build_table_int8(
     ``dq`` and the quantization done exactly as PyTorch's float32 q/dq, so the table equals
     PyTorch's ``q(f(dq(c)))`` for every code.
 
-    ``f`` maps a float32 array to a float32 array.  NaN results (out of domain) raise.
+    ``f`` maps a float32 array to a float32 array.  ``domain = (lo, hi)`` clips the dequantized
+    inputs to ``[lo, hi]`` before ``f`` (inside the domain this changes nothing, so the table still
+    equals PyTorch's; a code just outside, e.g. -1.0079 on an asin grid, gives ``f(lo)``).  Results of
+    +-inf (poles: log(0), 1/0) saturate to 127 / -128, as PyTorch's quantize does.  NaN results (out of
+    domain) raise.
 
     Raises:
         QuantizationError: ``f`` returned NaN for some code (the input grid leaves the domain).
     """
     codes = np.arange(-128, 128, dtype=np.int32)
-    x = dequantize(codes, in_scale, in_zero_point)
-    y = np.asarray(f(x), dtype=np.float32)
+    x = _clip_to_domain(dequantize(codes, in_scale, in_zero_point), domain)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y = np.asarray(f(x), dtype=np.float32)
     if np.isnan(y).any():
         bad = codes[np.isnan(y)]
         raise QuantizationError(
@@ -193,3 +203,309 @@ def build_table_int8(
             "the op's input qparams must keep every code inside its domain"
         )
     return quantize_round_half_even(y, out_scale, out_zero_point, "int8")
+
+
+# ---- table ops: domains, int16 tables, table-exact output qparams, error bounds ----------------
+#: Input codes of the 513 int16 TABLE entries: entry i sits at code -32768 + 128*i (i = 512 is the
+#: virtual code +32768, reached only as the right end of the last segment).
+INT16_TABLE_CODES = -32768 + 128 * np.arange(513, dtype=np.int64)
+
+#: (multiplier, shift) of the RESCALE x 2^-7 that follows an int16 TABLE (16.7 -> int16):
+#: ``(v * 2^30 + 2^36) >> 37 == floor((v + 64) / 128)``, half toward +infinity.
+TABLE16_RESCALE = (1 << 30, 37)
+
+#: Slope limits of an int16 TABLE (TOSA 1.0 ``apply_lookup_s``: ``REQUIRE(slope`` fits int16``)``).
+_SLOPE_MIN, _SLOPE_MAX = -32768, 32767
+
+#: The int16 "minimax" table searches each entry within +-this many LSB of the least-squares knot.
+_TABLE16_SEARCH = 3
+
+
+def _clip_to_domain(x: np.ndarray, domain) -> np.ndarray:
+    """``x`` clipped to ``domain = (lo, hi)`` (either end may be +-inf), same dtype; None: unchanged."""
+    if domain is None:
+        return x
+    lo, hi = domain
+    return np.clip(x, x.dtype.type(lo), x.dtype.type(hi))
+
+
+def _eval_f64(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``f(x)`` on a float64 array, as float64, silencing the warnings of poles (1/0, log 0)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.asarray(f(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def _check_nan(y: np.ndarray, codes: np.ndarray) -> None:
+    if np.isnan(y).any():
+        bad = codes[np.isnan(y)]
+        raise QuantizationError(
+            f"table function is undefined (NaN) at input codes {bad.tolist()[:8]}...; "
+            "the op's input qparams must keep every code inside its domain (or pass domain=)"
+        )
+
+
+def table_interpolate_int16(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """TOSA 1.0 int16 TABLE (``apply_lookup_s``) on int16 ``codes``: ``i = (c + 32768) >> 7``,
+    ``frac = c & 127``, ``(table[i] << 7) + (table[i+1] - table[i]) * frac`` as int32 (16.7).
+    Exact integer arithmetic, no rounding."""
+    v = np.asarray(codes, dtype=np.int64) + 32768
+    t = np.asarray(table, dtype=np.int64)
+    i, frac = v >> 7, v & 127
+    return ((t[i] << 7) + (t[i + 1] - t[i]) * frac).astype(np.int32)
+
+
+def table_apply_int16(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """What the device computes for an int16 table op: :func:`table_interpolate_int16` followed by
+    RESCALE x 2^-7 (:data:`TABLE16_RESCALE`, single rounding half toward +infinity) clamped to int16."""
+    m, s = TABLE16_RESCALE
+    out = apply_scale_32_round_half_up(table_interpolate_int16(table, codes), m, s)
+    return np.clip(out, -32768, 32767).astype(np.int16)
+
+
+def _check_slopes(table: np.ndarray, in_scale: float) -> None:
+    d = np.diff(np.asarray(table, dtype=np.int64))
+    bad = np.flatnonzero((d < _SLOPE_MIN) | (d > _SLOPE_MAX))
+    if bad.size:
+        i = int(bad[0])
+        c0, c1 = int(INT16_TABLE_CODES[i]), int(INT16_TABLE_CODES[i + 1])
+        raise QuantizationError(
+            f"int16 TABLE too steep: entries {i} and {i + 1} (input codes {c0}..{c1}, "
+            f"x in [{c0 * in_scale:.6g}, {c1 * in_scale:.6g}]) differ by {int(d[i])}, outside the int16 "
+            f"slope range [{_SLOPE_MIN}, {_SLOPE_MAX}] of TOSA's interpolating TABLE ({bad.size} segment(s)); "
+            "f crosses more than half the output range within 128 input codes (a pole or a jump). "
+            "Remedy: keep the op's input range away from the pole (a narrower input range, or a domain "
+            "that excludes it), widen the output range, or quantize this op in int8 (256 entries, no slope limit)"
+        )
+
+
+def _table16_segment_directions(y: np.ndarray, y_end: float) -> np.ndarray:
+    """Per segment k (codes -32768+128k .. +128): +1 / -1 where the (clipped) target is monotone
+    non-decreasing / non-increasing over the segment including its right end, 0 where it is neither
+    and 2 where it is constant (the table must then be flat there)."""
+    seg = np.concatenate([y.reshape(512, 128), np.append(y.reshape(512, 128)[1:, 0], y_end)[:, None]], axis=1)
+    d = np.diff(seg, axis=1)
+    up, down = (d >= 0).all(axis=1), (d <= 0).all(axis=1)
+    return np.where(up & down, 2, np.where(up, 1, np.where(down, -1, 0)))
+
+
+def _table16_errors(t: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """|device output - target| per segment [512, 128] for table ``t`` (int64 [513])."""
+    r = np.arange(128, dtype=np.int64)
+    v = (t[:-1, None] << 7) + (t[1:, None] - t[:-1, None]) * r  # 16.7
+    dev = np.clip((v + 64) >> 7, -32768, 32767)  # RESCALE x 2^-7, half up
+    return np.abs(dev - Y)
+
+
+def _table16_feasible(t: np.ndarray, dirs: np.ndarray) -> bool:
+    d = np.diff(t)
+    return bool(
+        np.all((t >= -32768) & (t <= 32767))
+        and np.all((d >= _SLOPE_MIN) & (d <= _SLOPE_MAX))
+        and np.all(d[dirs == 1] >= 0) and np.all(d[dirs == -1] <= 0) and np.all(d[dirs == 2] == 0)
+    )
+
+
+def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
+    """Real-valued 513 knots of the continuous piecewise-linear function (knots every 128 codes)
+    nearest to the target in least squares -- what the interpolation can represent best on average."""
+    r = np.arange(128, dtype=np.float64) / 128.0
+    a, b = 1.0 - r, r  # weights of the left and right knot for each code of a segment
+    saa, sbb, sab = float(a @ a), float(b @ b), float(a @ b)
+    n = 513
+    A = np.zeros((n, n))
+    idx = np.arange(512)
+    A[idx, idx] += saa
+    A[idx + 1, idx + 1] += sbb
+    A[idx, idx + 1] += sab
+    A[idx + 1, idx] += sab
+    rhs = np.zeros(n)
+    rhs[:512] += Y @ a
+    rhs[1:] += Y @ b
+    # the virtual end knot is pinned weakly to the function's value there (it only has b weights)
+    A[n - 1, n - 1] += 1e-6
+    rhs[n - 1] += 1e-6 * y_end
+    return np.linalg.solve(A, rhs)
+
+
+def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray) -> np.ndarray:
+    """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S]) by
+    dynamic programming over the chain of entries: first the smallest achievable max error of the
+    device output over every code (a bottleneck path: a segment's error depends only on its two
+    entries), then, among tables reaching it, the smallest sum of squared errors.  Transitions that
+    leave int16, break the slope limit or reverse a monotone segment (:func:`_table16_segment_directions`)
+    are forbidden, so the result keeps f's monotonicity."""
+    n, S = states.shape
+    r = np.arange(128, dtype=np.int64)
+    segmax = np.empty((n - 1, S, S))
+    segss = np.empty((n - 1, S, S))
+    for a in range(S):  # left entry state
+        ta = states[:-1, a][:, None, None]
+        tb = states[1:, :][:, :, None]
+        v = (ta << 7) + (tb - ta) * r  # [512, S, 128] in 16.7
+        err = np.abs(np.clip((v + 64) >> 7, -32768, 32767) - Y[:, None, :])
+        segmax[:, a, :] = err.max(axis=2)
+        segss[:, a, :] = (err * err).sum(axis=2)
+    d = states[1:, None, :] - states[:-1, :, None]  # [512, S(left), S(right)]
+    dk = dirs[:, None, None]
+    ok = (d >= _SLOPE_MIN) & (d <= _SLOPE_MAX) & ~((dk == 1) & (d < 0)) & ~((dk == -1) & (d > 0)) & ~((dk == 2) & (d != 0))
+    segmax = np.where(ok, segmax, np.inf)
+    # pass 1: bottleneck (min over paths of the max segment error)
+    best = np.zeros(S)
+    for k in range(n - 1):
+        best = np.min(np.maximum(best[:, None], segmax[k]), axis=0)
+    bound = float(best.min()) + 1e-9
+    # pass 2: min sum of squares over paths whose every segment stays within the bound
+    cost = np.where(segmax <= bound, segss, np.inf)
+    acc = np.zeros(S)
+    back = np.empty((n - 1, S), dtype=np.int64)
+    for k in range(n - 1):
+        tot = acc[:, None] + cost[k]
+        back[k] = np.argmin(tot, axis=0)
+        acc = tot[back[k], np.arange(S)]
+    path = np.empty(n, dtype=np.int64)
+    path[-1] = int(np.argmin(acc))
+    for k in range(n - 2, -1, -1):
+        path[k] = back[k, path[k + 1]]
+    return states[np.arange(n), path]
+
+
+def build_table_int16(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    out_scale: float,
+    *,
+    domain: tuple[float, float] | None = None,
+    method: str = "minimax",
+) -> np.ndarray:
+    """Build the 513-entry int16 TABLE for ``f`` (TOSA 1.0 TABLE int16; zero points are 0).
+
+    Entry ``i`` is for input code ``-32768 + 128*i`` (``i = 512``: the virtual code +32768).  The
+    device computes ``v = (t[i] << 7) + (t[i+1] - t[i]) * frac`` (16.7, :func:`table_interpolate_int16`)
+    and then RESCALE x 2^-7 (:data:`TABLE16_RESCALE`, half toward +infinity) to the int16 output, so
+    entries are in output LSB (``f(x) / out_scale``).  ``f`` is evaluated in float64 on
+    ``x = code * in_scale`` clipped to ``domain``; +-inf (poles) saturate to -32768 / 32767.
+
+    ``method``:
+      ``"sample"``   plain sampling: ``t[i] = clamp(rint(f(x_i) / out_scale))`` (round half to even).
+      ``"minimax"``  (default) the least-squares continuous piecewise-linear fit of f over all 65,536
+                     codes (this is the midpoint bias correction: the chord error of a curved segment is
+                     split above and below f), rounded, then integer coordinate descent that lowers the
+                     max error of what the device outputs (interpolation *and* the final rounding) over
+                     every code.  Kept only where it beats plain sampling (it always has so far).
+    Both keep a segment's entries ordered wherever f is monotone over that segment, so the table
+    never breaks monotonicity of f.
+
+    Raises:
+        QuantizationError: f is NaN at some code (pass ``domain``), or two adjacent entries differ by
+            more than int16 allows (TOSA's REQUIRE on the slope): the message names the segment and
+            the remedy.  Never a silent wrap.
+    """
+    if method not in ("sample", "minimax"):
+        raise ValueError(f"method must be 'sample' or 'minimax', not {method!r}")
+    codes = np.arange(-32768, 32769, dtype=np.int64)  # every code and the virtual +32768
+    x = _clip_to_domain(codes * np.float64(in_scale), domain)
+    y = _eval_f64(f, x) / np.float64(out_scale)
+    _check_nan(y, codes)
+    y = np.clip(y, -32768.0, 32767.0)  # +-inf saturates
+    sample = np.clip(np.rint(y[::128]), -32768, 32767).astype(np.int64)
+    if method == "sample":
+        _check_slopes(sample, in_scale)
+        return sample.astype(np.int16)
+    _check_slopes(sample, in_scale)  # a pole/jump is reported against the sampled function
+    Y, y_end = y[:-1].reshape(512, 128), float(y[-1])
+    dirs = _table16_segment_directions(y[:-1], y_end)
+    center = np.rint(_table16_least_squares(Y, y_end)).astype(np.int64)
+    offsets = np.arange(-_TABLE16_SEARCH, _TABLE16_SEARCH + 1, dtype=np.int64)
+    states = np.clip(np.concatenate([center[:, None] + offsets, sample[:, None]], axis=1), -32768, 32767)
+    best = _table16_minimax(Y, states, dirs)  # the sampled table is one of the paths: never worse
+    _check_slopes(best, in_scale)
+    return best.astype(np.int16)
+
+
+def table_output_qparams(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    in_zero_point: int,
+    dtype: str,
+    *,
+    domain: tuple[float, float] | None = None,
+    eps: float = 2.0**-24,
+) -> tuple[float, int]:
+    """Table-exact output qparams: from the exact image of *every* input code under ``f`` (inputs
+    clipped to ``domain``; +-inf at poles ignored -- those codes saturate), so no finite value
+    saturates and the whole output range is used.
+
+    int8: affine over [-128, 127] with 0 inside the range, computed exactly like PyTorch's MinMax
+    observers in float32: ``scale = max((hi - lo) / 255, eps)``, ``zp = -128 - rint(lo / scale)``
+    (round half to even), clamped.  int16: symmetric, ``scale = max(max|y| / 32767, eps)``, zp 0, where
+    the image also takes the int16 table's virtual end code +32768: its entry (the right end of the last
+    interpolation segment) then fits int16 too instead of clipping (which cost up to 6 LSB at the top
+    of exp's range).
+    ``f`` is evaluated in float32 for int8 (as the table is) and float64 for int16.
+
+    Raises:
+        QuantizationError: f is NaN at some code, or infinite everywhere.
+    """
+    if dtype == "int8":
+        codes = np.arange(-128, 128, dtype=np.int32)
+        x = _clip_to_domain(dequantize(codes, in_scale, in_zero_point), domain)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y = np.asarray(f(x), dtype=np.float32)
+    elif dtype == "int16":
+        codes = np.arange(-32768, 32769, dtype=np.int64)  # and the table's virtual end code +32768
+        y = _eval_f64(f, _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain))
+    else:
+        raise ValueError(f"table ops are int8 or int16, not {dtype}")
+    _check_nan(y, codes)
+    y = y[np.isfinite(y)]
+    if y.size == 0:
+        raise QuantizationError("table function is infinite at every input code")
+    if dtype == "int8":
+        lo = np.minimum(np.float32(y.min()), np.float32(0))
+        hi = np.maximum(np.float32(y.max()), np.float32(0))
+        scale = np.maximum((hi - lo) / np.float32(255.0), np.float32(eps))
+        zp = int(np.clip(-128 - int(np.rint(lo / scale)), -128, 127))
+        return float(scale), zp
+    amax = np.float32(np.abs(y).max())
+    scale = np.maximum(amax / np.float32(32767.0), np.float32(eps))
+    return float(scale), 0
+
+
+def table_error_lsb(
+    f: Callable[[np.ndarray], np.ndarray],
+    table: np.ndarray,
+    in_scale: float,
+    in_zero_point: int,
+    out_scale: float,
+    out_zero_point: int,
+    dtype: str,
+    *,
+    domain: tuple[float, float] | None = None,
+) -> dict:
+    """Error of a TABLE op in output LSB over every input code, against the exact function.
+
+    The device output (int8: ``table[c + 128]``; int16: interpolation then RESCALE x 2^-7, i.e.
+    :func:`table_apply_int16`) is compared with ``f((c - zp_in) * s_in) / s_out + zp_out`` evaluated in
+    float64 (inputs clipped to ``domain``) and clamped to the dtype's range: saturation at the range
+    ends (and at poles) is counted in ``saturated`` rather than as error.
+
+    Returns:
+        ``{"max_lsb": float, "mean_lsb": float, "saturated": int}`` -- ``saturated`` counts the codes
+        whose exact value lies more than half an LSB outside the representable range.
+    """
+    qmin, qmax = DTYPE_RANGE[dtype]
+    if dtype == "int8":
+        codes = np.arange(-128, 128, dtype=np.int64)
+        dev = np.asarray(table, dtype=np.int64)[codes + 128]
+    elif dtype == "int16":
+        codes = np.arange(-32768, 32768, dtype=np.int64)
+        dev = table_apply_int16(table, codes).astype(np.int64)
+    else:
+        raise ValueError(f"table ops are int8 or int16, not {dtype}")
+    x = _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain)
+    y = _eval_f64(f, x) / np.float64(out_scale) + out_zero_point
+    _check_nan(y, codes)
+    yc = np.clip(y, qmin, qmax)
+    err = np.abs(dev - yc)
+    saturated = int(np.count_nonzero((y < qmin - 0.5) | (y > qmax + 0.5)))
+    return {"max_lsb": float(err.max()), "mean_lsb": float(err.mean()), "saturated": saturated}

@@ -106,16 +106,20 @@ def elf_sizes(elf_path) -> dict:
 
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
-                   runner: str | None = None, limit: int | None = None) -> dict:
+                   runner: str | None = None, limit: int | None = None,
+                   port: str | None = None, timeout_s: float | None = None) -> dict:
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
-    Raises StageError when the device disagrees with nothing to compare (no output at all)."""
+    The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
+    ``port`` is the serial port of a real board. When the session fails (timeout, reset, closed
+    link, bad status) the outputs received so far are still checked and written to
+    ``results.json`` with an ``error`` entry, and the SessionError is raised again."""
     import torch
 
     import tabula
     from tabula.boards import load_board
-    from tabula.deploy import run_on_board
+    from tabula.deploy import SessionError, run_on_board
     from tabula.report import accuracy, sqnr_db, write_results
 
     out = Path(out_dir)
@@ -124,6 +128,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if limit:
         x, y = x[:limit], (y[:limit] if y is not None else None)
     board = load_board(board_name)
+    runner_name = board.pick_runner(runner)
 
     # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
     int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
@@ -131,7 +136,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     payloads = [b"".join(a.tobytes() for a in xi) for xi in int_inputs]
 
     t0 = time.monotonic()
-    session = run_on_board(elf_path, board_name, payloads, runner=runner, log_path=out / "run.log")
+    error = None
+    try:
+        session = run_on_board(elf_path, board_name, payloads, runner=runner_name,
+                               log_path=out / "run.log", port=port, timeout_s=timeout_s)
+    except SessionError as e:
+        session, error = e.partial, e
     wall_s = time.monotonic() - t0
 
     mismatches = 0
@@ -140,17 +150,19 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         dev = [np.frombuffer(b, dtype=r.dtype).reshape(r.shape) for b, r in zip(outs, ref_outputs[i])]
         dev_outputs.append(dev)
         mismatches += sum(int((d != r).sum()) for d, r in zip(dev, ref_outputs[i]))
+    n_dev = len(dev_outputs)
 
     ep = load_exported(model_path)
     fmod = ep.module(check_guards=False)
     with torch.no_grad():
         float_out = np.concatenate([fmod(torch.from_numpy(x[i : i + 1])).numpy() for i in range(len(x))])
     ref_float = np.concatenate([program.dequantize_outputs(r)[0] for r in ref_outputs])
-    dev_float = np.concatenate([program.dequantize_outputs(d)[0] for d in dev_outputs])
+    dev_float = (np.concatenate([program.dequantize_outputs(d)[0] for d in dev_outputs])
+                 if n_dev else np.zeros((0,) + ref_float.shape[1:], ref_float.dtype))
 
     ticks = np.asarray(session.ticks, dtype=np.float64)
     tick_hz = session.tick_hz or 0
-    icount_shift = board.runner.get("qemu", {}).get("icount_shift") if (runner or board.runner.get("default")) == "qemu" else None
+    icount_shift = board.runner.get("qemu", {}).get("icount_shift") if runner_name == "qemu" else None
     instructions = None
     if tick_hz and icount_shift is not None and len(ticks):
         # QEMU -icount shift=N runs one instruction every 2^N ns of virtual time.
@@ -158,12 +170,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
 
     results = {
         "board": board_name,
-        "runner": runner or board.runner.get("default"),
+        "runner": runner_name,
         "n_samples": int(len(x)),
-        "n_outputs_received": len(session.outputs),
+        "n_outputs_received": n_dev,
         "float_accuracy": accuracy(float_out, y),
         "reference_accuracy": accuracy(ref_float, y),
-        "device_accuracy": accuracy(dev_float, y),
+        "device_accuracy": accuracy(dev_float, y[:n_dev] if y is not None else None) if n_dev else None,
         "bit_exact_mismatches": int(mismatches),
         "output_elements": int(sum(r.size for ro in ref_outputs for r in ro)),
         "sqnr_db_vs_float": sqnr_db(float_out, ref_float),
@@ -174,9 +186,14 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         **elf_sizes(elf_path),
         "device_exit_code": session.exit_code,
         "rejected_frames": session.n_rejected_frames,
+        "resends": session.n_resends,
         "wall_seconds": round(wall_s, 2),
     }
+    if error is not None:
+        results["error"] = str(error).splitlines()[0]
     write_results(out / "results.json", results)
+    if error is not None:
+        raise error
     return results
 
 

@@ -163,3 +163,96 @@ def test_c_rejects_bad_zero_points(kernel_lib, izp, wzp, cout):
         kernel_lib.conv2d(x, w[:cout] if cout else w[:0], None, pad=(0, 0, 0, 0), stride=(1, 1), dilation=(1, 1),
                           input_zp=izp, weight_zp=wzp)
     assert e.value.status == kl.TABULA_ERR_ARG
+
+
+# --- int16 x int8 -> int48 (tabula_conv2d_s16) ---------------------------------------------------
+# name: (N, H, W, Cin, Cout, KH, KW, pad [t,b,l,r], stride, dilation, weight_zp); input_zp is 0
+CASES_S16 = {
+    "1x1": (1, 5, 5, 3, 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 0),
+    "3x3_pad1": (1, 8, 8, 4, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    "nonsquare_stride_dilation": (2, 9, 11, 3, 6, 2, 3, (1, 0, 2, 1), (2, 1), (2, 3), 0),
+    "asym_pad_stride": (1, 6, 7, 2, 3, 5, 3, (2, 4, 1, 2), (1, 2), (1, 1), 0),
+    "weight_zp": (1, 6, 6, 3, 4, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128),
+    "kernel_gt_input": (1, 3, 2, 4, 2, 5, 4, (2, 2, 2, 2), (1, 1), (1, 1), 127),
+    "wide_channels": (1, 4, 4, 300, 7, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+}
+
+
+def _random_s16(rng, case):
+    n, h, w, cin, cout, kh, kw, pad, stride, dil, wzp = case
+    x = rng.integers(-32768, 32767, (n, h, w, cin), endpoint=True, dtype=np.int16)
+    wt = rng.integers(-128 if wzp else -127, 127, (cout, kh, kw, cin), endpoint=True, dtype=np.int8)
+    b = rng.integers(-(2**40), 2**40, cout, dtype=np.int64)
+    return x, wt, b, _attrs(pad, stride, dil, 0, wzp)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", CASES_S16)
+def test_s16_c_equals_reference_equals_torch(kernel_lib, rng, name):
+    x, w, b, a = _random_s16(rng, CASES_S16[name])
+    want = conv2d.run([x, w, b], a)
+    assert want.dtype == np.int64
+    got = _c(kernel_lib, x, w, b, a)
+    assert got.dtype == np.int64 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, None, a), want - b)
+    # float64 oracle: every partial sum stays below 2^53, so the float conv is exact
+    pt, pb, pl, pr = a["pad"]
+    xf = F.pad(torch.from_numpy(x.astype(np.float64)).permute(0, 3, 1, 2), (pl, pr, pt, pb))
+    wf = torch.from_numpy(w.astype(np.float64) - a["weight_zp"]).permute(0, 3, 1, 2)
+    yf = F.conv2d(xf, wf, None, stride=a["stride"], dilation=a["dilation"]).permute(0, 2, 3, 1).numpy()
+    np.testing.assert_array_equal((want - b).astype(np.float64), yf)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("sign", [1, -1])
+def test_s16_int48_extremes(kernel_lib, sign):
+    # taps of +-32768 * 127 (or * 255 with weight_zp) plus a bias that lands exactly on the int48 ends;
+    # an int32 (or wrapped 48-bit) accumulator would be visibly wrong.
+    x = np.full((1, 3, 3, 64), -32768, dtype=np.int16)
+    w = np.full((2, 3, 3, 64), -127 * sign, dtype=np.int8)
+    a = _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0)
+    total = -32768 * -127 * sign * 9 * 64
+    target = 2**47 - 1 if sign > 0 else -(2**47)
+    b = np.full(2, target - total, dtype=np.int64)
+    want = np.full((1, 1, 1, 2), target, dtype=np.int64)
+    np.testing.assert_array_equal(conv2d.run([x, w, b], a), want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+    with pytest.raises(ValueError, match="int48 accumulator overflow"):
+        conv2d.run([x, w, b + sign], a)
+
+
+def test_s16_reference_rejects():
+    x = np.zeros((1, 2, 2, 1), np.int16)
+    w = np.zeros((1, 1, 1, 1), np.int8)
+    with pytest.raises(ValueError, match="input_zp"):
+        conv2d.run([x, w, np.zeros(1, np.int64)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 3, 0))
+    with pytest.raises(ValueError, match="dtypes"):
+        conv2d.run([x, w, np.zeros(1, np.int32)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("field, value", [("stride_y", 0), ("dilation_x", 0), ("pad_top", -1), ("c", 0), ("out_h", 0),
+                                          ("weight_zp", 128), ("weight_zp", -129), ("out_c", 0)])
+def test_s16_c_rejects(kernel_lib, field, value):
+    import ctypes
+
+    import kernel_lib as kl
+
+    x = np.zeros((1, 4, 4, 2), dtype=np.int16)
+    w = np.zeros((3, 3, 3, 2), dtype=np.int8)
+    out = np.full((1, 2, 2, 3), 7, dtype=np.int64)
+    win = kl.KernelLib.window(x.shape, (2, 2), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0))
+    args = {"out_c": 3, "weight_zp": 0}
+
+    def call():
+        return kernel_lib.lib.tabula_conv2d_s16(ctypes.byref(win), args["out_c"], x.ctypes.data_as(kl._i16p),
+                                                w.ctypes.data_as(kl._i8p), args["weight_zp"], None,
+                                                out.ctypes.data_as(kl._i64p))
+
+    assert call() == kl.TABULA_OK
+    if field in args:
+        args[field] = value
+    else:
+        setattr(win, field, value)
+    assert call() == kl.TABULA_ERR_ARG

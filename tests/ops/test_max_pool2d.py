@@ -79,3 +79,44 @@ def test_c_rejects(kernel_lib, field, value):
     assert call() == kl.TABULA_OK
     setattr(win, field, value)
     assert call() == kl.TABULA_ERR_ARG
+
+
+# --- int16 (tabula_max_pool2d_s16) --------------------------------------------------------------
+@pytest.mark.host
+@pytest.mark.parametrize("name", CASES)
+def test_s16_c_equals_reference_equals_torch(kernel_lib, rng, name):
+    n, h, w, c, k, s, p = CASES[name]
+    for x in (rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16),
+              rng.integers(-32768, -32700, (n, h, w, c), endpoint=True, dtype=np.int16)):
+        want = max_pool2d.run([x], _attrs(k, s, p))
+        assert want.dtype == np.int16
+        np.testing.assert_array_equal(kernel_lib.max_pool2d(x, kernel=k, stride=s, pad=p), want)
+        xt = F.pad(torch.from_numpy(x.astype(np.float64)).permute(0, 3, 1, 2), (p[2], p[3], p[0], p[1]), value=-torch.inf)
+        np.testing.assert_array_equal(want.astype(np.float64), F.max_pool2d(xt, k, s).permute(0, 2, 3, 1).numpy())
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("value", [-32768, -129, 0, 32767])
+def test_s16_padding_never_wins(kernel_lib, value):
+    x = np.full((1, 4, 5, 3), value, dtype=np.int16)
+    want = np.full((1, 6, 7, 3), value, dtype=np.int16)
+    np.testing.assert_array_equal(max_pool2d.run([x], _attrs((3, 3), (1, 1), (2, 2, 2, 2))), want)
+    np.testing.assert_array_equal(kernel_lib.max_pool2d(x, kernel=(3, 3), stride=(1, 1), pad=(2, 2, 2, 2)), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("field, value", [("pad_top", 2), ("pad_left", -1), ("dilation_x", 2), ("stride_y", 0),
+                                          ("out_w", 9), ("kernel_w", 0), ("c", 0)])
+def test_s16_c_rejects(kernel_lib, field, value):
+    import ctypes
+
+    import kernel_lib as kl
+
+    x = np.zeros((1, 4, 4, 2), np.int16)
+    out = np.zeros((1, 16, 16, 2), np.int16)
+    win = kl.KernelLib.window(x.shape, (3, 3), (2, 2), (1, 1), (1, 1), (0, 0, 0, 0))
+    call = lambda: kernel_lib.lib.tabula_max_pool2d_s16(ctypes.byref(win), x.ctypes.data_as(kl._i16p),  # noqa: E731
+                                                        out.ctypes.data_as(kl._i16p))
+    assert call() == kl.TABULA_OK
+    setattr(win, field, value)
+    assert call() == kl.TABULA_ERR_ARG

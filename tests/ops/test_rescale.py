@@ -197,3 +197,172 @@ def test_c_rejects_bad_channel_param(kernel_lib):
     x = np.zeros((2, 4), np.int32)
     with pytest.raises(kl.KernelError):
         kernel_lib.rescale(x, input_zp=0, output_zp=0, multiplier=[2**30] * 4, shift=[31, 31, 63, 31])
+
+
+# --- int16 / int48 variants: tabula_rescale_{s64_s16, s32_s16, s16_s16, s8_s32, s16_s32} ---------
+I48_MIN, I48_MAX = -(2**47), 2**47 - 1
+VARIANTS = [("int64", "int16"), ("int32", "int16"), ("int16", "int16"), ("int8", "int32"), ("int16", "int32")]
+_RANGE = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (I32_MIN, I32_MAX), "int64": (I48_MIN, I48_MAX)}
+
+
+def _attrs_v(izp, ozp, m, s, out, scale32=True) -> dict:
+    return {**_attrs(izp, ozp, m, s, out), "scale32": scale32}
+
+
+def _both_v(kernel_lib, x, a) -> np.ndarray:
+    """C (the kernel picked by the dtypes) == reference, exactly; returns the result."""
+    want = rescale.run([x], a)
+    got = kernel_lib.rescale(x, input_zp=a["input_zp"], output_zp=a["output_zp"], multiplier=a["multiplier"],
+                             shift=a["shift"], output_dtype=a["output_dtype"])
+    assert want.dtype == got.dtype == np.dtype(a["output_dtype"]) and want.shape == got.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+    return want
+
+
+def _exact(x, izp, ozp, m, s, out) -> np.ndarray:
+    """Python-int oracle: clamp(floor((v*m + 2^(s-1)) / 2^s) + ozp)."""
+    lo, hi = _RANGE[out]
+    return np.array([min(hi, max(lo, ((int(v) - izp) * m + 2 ** (s - 1)) // 2**s + ozp)) for v in x.ravel()]).reshape(x.shape)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout", VARIANTS, ids=lambda d: d)
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
+def test_variants_c_equals_reference_random(kernel_lib, rng, din, dout, per_channel):
+    c = 5
+    n = c if per_channel else 1
+    scale32 = din != "int64"
+    lo, hi = _RANGE[din]
+    olo, ohi = _RANGE[dout]
+    for _ in range(12):
+        shape = (int(rng.integers(1, 4)), int(rng.integers(1, 5)), c)
+        mag = 2 ** int(rng.integers(1, 48 if din == "int64" else np.iinfo(din).bits))
+        x = rng.integers(max(-mag, lo), min(mag, hi), shape, endpoint=True).astype(din)
+        izp = int(rng.integers(lo, hi, endpoint=True)) if din in ("int8", "int16") else 0
+        ozp = int(rng.integers(max(olo, -(2**20)), min(ohi, 2**20), endpoint=True))
+        if scale32:
+            m = rng.integers(0, 2**31 - 1, n, endpoint=True).tolist()
+        else:
+            m = rng.integers(0, 2**15 - 1, n, endpoint=True).tolist()
+        s = rng.integers(2, 62, n, endpoint=True).tolist()
+        got = _both_v(kernel_lib, x, _attrs_v(izp, ozp, m, s, dout, scale32))
+        if not per_channel:
+            np.testing.assert_array_equal(got, _exact(x, izp, ozp, m[0], s[0], dout))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("shift", [2, 15, 31, 47, 61, 62])
+def test_s64_s16_int48_extremes(kernel_lib, shift):
+    x = np.array([I48_MIN, I48_MIN + 1, -(2**31) - 1, -1, 0, 1, 2**31, I48_MAX - 1, I48_MAX], dtype=np.int64)
+    for m in (2**15 - 1, 2**14, 1, 0):
+        for ozp in (0, -32768, 32767):
+            got = _both_v(kernel_lib, x, _attrs_v(0, ozp, [m], [shift], "int16", False))
+            np.testing.assert_array_equal(got, _exact(x, 0, ozp, m, shift, "int16"))
+    if shift == 62:  # (2^47 - 1)(2^15 - 1) / 2^62 = 1 - tiny -> 1;  -2^47 (2^15 - 1) / 2^62 -> -1
+        got = _both_v(kernel_lib, x[[0, -1]], _attrs_v(0, 0, [2**15 - 1], [62], "int16", False))
+        np.testing.assert_array_equal(got, [-1, 1])
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout", VARIANTS, ids=lambda d: d)
+def test_variants_saturate_and_round_ties(kernel_lib, din, dout):
+    scale32 = din != "int64"
+    m_half, s_half = (2**30, 31) if scale32 else (2**14, 15)  # x / 2, exactly half-way on odd x
+    x = np.array([-5, -3, -1, 0, 1, 3, 5], dtype=din)
+    got = _both_v(kernel_lib, x, _attrs_v(0, 0, [m_half], [s_half], dout, scale32))
+    np.testing.assert_array_equal(got, [-2, -1, 0, 0, 1, 2, 3])  # half toward +infinity
+    # saturation at both ends of the output: a scale of 2^12 (or 2^28 into int32) pushes the input ends
+    # past the output range; the output zero points then pull a mid value onto each end exactly
+    lo, hi = _RANGE[din]
+    olo, ohi = _RANGE[dout]
+    x = np.array([lo, lo + 1, -1, 0, 1, hi - 1, hi], dtype=din)
+    m, s = (2**30, 2 if dout == "int32" else 10) if scale32 else (2**14, 2)
+    got = _both_v(kernel_lib, x, _attrs_v(0, 0, [m], [s], dout, scale32))
+    np.testing.assert_array_equal(got, _exact(x, 0, 0, m, s, dout))
+    assert got[0] == olo and got[-1] == ohi and got[3] == 0
+    zp_lo, zp_hi = max(olo, -(2**31)), min(ohi, 2**31 - 1)
+    assert _both_v(kernel_lib, x, _attrs_v(0, zp_hi, [m], [s], dout, scale32))[3] == ohi
+    assert _both_v(kernel_lib, x, _attrs_v(0, zp_lo, [m], [s], dout, scale32))[3] == olo
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout", VARIANTS, ids=lambda d: d)
+def test_variants_per_channel_vs_per_tensor(kernel_lib, rng, din, dout):
+    c = 4
+    scale32 = din != "int64"
+    lo, hi = _RANGE[din]
+    x = rng.integers(max(lo, -(2**40)), min(hi, 2**40), (3, 5, c), endpoint=True).astype(din)
+    m = rng.integers(2**30 if scale32 else 2**14, 2**31 - 1 if scale32 else 2**15 - 1, c, endpoint=True).tolist()
+    s = rng.integers(30, 50, c, endpoint=True).tolist() if din in ("int64", "int32") else rng.integers(20, 36, c).tolist()
+    per_ch = _both_v(kernel_lib, x, _attrs_v(0, 0, m, s, dout, scale32))
+    for ch in range(c):
+        col = np.ascontiguousarray(x[..., ch])
+        np.testing.assert_array_equal(per_ch[..., ch], _both_v(kernel_lib, col, _attrs_v(0, 0, [m[ch]], [s[ch]], dout, scale32)))
+
+
+@pytest.mark.parametrize(
+    "dtype, attrs, match",
+    [
+        ("int64", _attrs_v(0, 0, [2**14], [20], "int16", True), "scale32"),
+        ("int64", _attrs_v(0, 0, [2**15], [20], "int16", False), "multiplier"),
+        ("int64", _attrs_v(1, 0, [2**14], [20], "int16", False), "input_zp"),
+        ("int16", _attrs_v(0, 0, [2**15], [20], "int16", False), "multiplier"),
+        ("int16", _attrs_v(-32769, 0, [2**14], [20], "int16"), "input_zp"),
+        ("int8", _attrs_v(0, 2**31, [2**14], [20], "int32"), "output_zp"),
+        ("int8", _attrs_v(0, 0, [2**14], [20], "int64"), "output dtype"),
+    ],
+)
+def test_variants_reference_rejects(dtype, attrs, match):
+    with pytest.raises(ValueError, match=match):
+        rescale.run([np.zeros((2, 4), dtype=dtype)], attrs)
+
+
+def test_s64_reference_rejects_values_outside_int48():
+    a = _attrs_v(0, 0, [2**14], [20], "int16", False)
+    for v in (I48_MAX + 1, I48_MIN - 1):
+        with pytest.raises(ValueError, match="int48"):
+            rescale.run([np.array([0, v], np.int64)], a)
+
+
+def test_scale32_false_on_narrow_inputs_is_apply_scale_16():
+    x = np.array([-32768, -3, -1, 1, 3, 32767], np.int16)
+    got = rescale.run([x], _attrs_v(0, 0, [2**14], [15], "int16", False))  # x / 2, ties up
+    np.testing.assert_array_equal(got, [-16384, -1, 0, 1, 2, 16384])
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(
+    "din, dout, izp, ozp, m, s",
+    [
+        ("int64", "int16", 1, 0, 2**14, 20), ("int64", "int16", 0, 32768, 2**14, 20), ("int64", "int16", 0, 0, 2**15, 20),
+        ("int64", "int16", 0, 0, 2**14, 1), ("int64", "int16", 0, 0, -1, 20),
+        ("int32", "int16", 1, 0, 2**30, 31), ("int32", "int16", 0, -32769, 2**30, 31),
+        ("int16", "int16", 32768, 0, 2**30, 31), ("int16", "int16", 0, 0, 2**30, 63),
+        ("int8", "int32", -129, 0, 2**30, 31), ("int8", "int32", 0, 0, -1, 31),
+        ("int16", "int32", -32769, 0, 2**30, 31), ("int16", "int32", 0, 0, 2**30, 1),
+    ],
+)
+def test_variants_c_rejects(kernel_lib, din, dout, izp, ozp, m, s):
+    import kernel_lib as kl
+
+    x = np.zeros(8, dtype=din)
+    out = np.full(8, 99, dtype=dout)
+    ms, ss = np.full(8, m, np.int32) if -(2**31) <= m < 2**31 else None, np.full(8, s, np.int32)
+    ozp = ozp if -(2**31) <= ozp < 2**31 else 0  # an out-of-int32 zero point cannot even be passed
+    if ms is None:
+        pytest.skip("not representable")
+    fn = getattr(kernel_lib.lib, f"tabula_rescale_{kl._PTR[x.dtype][1]}_{kl._PTR[out.dtype][1]}")
+    status = fn(x.ctypes.data_as(kl._PTR[x.dtype][0]), 8, 1, izp, ozp, ms.ctypes.data_as(kl._i32p),
+                ss.ctypes.data_as(kl._i32p), 0, out.ctypes.data_as(kl._PTR[out.dtype][0]))
+    assert status == kl.TABULA_ERR_ARG
+    assert np.all(out == 99)  # nothing written
+
+
+@pytest.mark.host
+def test_s64_s16_c_rejects_values_outside_int48(kernel_lib):
+    import kernel_lib as kl
+
+    for v in (I48_MAX + 1, I48_MIN - 1, -(2**63), 2**63 - 1):
+        with pytest.raises(kl.KernelError):
+            kernel_lib.rescale(np.array([0, v], np.int64), input_zp=0, output_zp=0, multiplier=[2**14], shift=[20],
+                               output_dtype="int16")

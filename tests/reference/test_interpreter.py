@@ -108,3 +108,65 @@ def test_op_failure_and_unknown_op_name_the_source(rng):
     g.ops[2].op = "SIGMOID"
     with pytest.raises(InterpreterError, match=r"SIGMOID \(tanh\): no reference op"):
         run_graph(g, [np.zeros((1, 8, 8, 3), np.int8)])
+
+
+def _graph_a16w8(rng) -> Graph:
+    """An int16 graph over the a16w8 ops: CONV2D -> RESCALE (int48, scale32=false) -> AVG/MAX_POOL2D
+    -> CLAMP -> CONCAT (3 inputs) -> RESCALE to int32 -> MUL / ADD / SUB -> RESCALE to int16."""
+    from tabula.qmath import quantize_multiplier_16
+
+    g = Graph(inputs=["x"], outputs=["y"])
+    T = lambda *a, **k: g.add_tensor(Tensor(*a, **k))  # noqa: E731
+    T("x", (1, 6, 6, 2), "int16")
+    g.add_tensor(Tensor("w", (3, 3, 3, 2), "int8"), rng.integers(-127, 127, (3, 3, 3, 2), endpoint=True))
+    g.add_tensor(Tensor("b", (3,), "int64"), rng.integers(-(2**30), 2**30, 3))
+    for name, shape, dtype in [("acc", (1, 6, 6, 3), "int64"), ("h", (1, 6, 6, 3), "int16"), ("ap", (1, 3, 3, 3), "int16"),
+                               ("mp", (1, 3, 3, 3), "int16"), ("cl", (1, 3, 3, 3), "int16"), ("cat", (1, 3, 3, 9), "int16"),
+                               ("a32", (1, 3, 3, 9), "int32"), ("sq", (1, 3, 3, 9), "int32"), ("s", (1, 3, 3, 9), "int32"),
+                               ("d", (1, 3, 3, 9), "int32"), ("y", (1, 3, 3, 9), "int16")]:
+        T(name, shape, dtype)
+    ms, ss = zip(*(quantize_multiplier_16(v) for v in (2e-4, 3e-4, 1.5e-4)))
+    pool = {"kernel": [3, 3], "stride": [2, 2], "pad": [1, 1, 1, 1]}
+    g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
+                                                      "input_zp": 0, "weight_zp": 0}, "conv"))
+    g.add_op(Op("RESCALE", ["acc"], ["h"], {"input_zp": 0, "output_zp": 0, "multiplier": list(ms), "shift": list(ss),
+                                            "scale32": False}, "rq48"))
+    g.add_op(Op("AVG_POOL2D", ["h"], ["ap"], {**pool, "input_zp": 0, "output_zp": 0}, "avg"))
+    g.add_op(Op("MAX_POOL2D", ["h"], ["mp"], pool, "max"))
+    g.add_op(Op("CLAMP", ["mp"], ["cl"], {"min": -1000, "max": 20000}, "clamp"))
+    g.add_op(Op("CONCAT", ["ap", "mp", "cl"], ["cat"], {"axis": 3}, "cat"))
+    g.add_op(Op("RESCALE", ["cat"], ["a32"], {"input_zp": 0, "output_zp": 0, "multiplier": [2**30], "shift": [30]}, "to32"))
+    g.add_op(Op("MUL", ["a32", "a32"], ["sq"], {"shift": 15}, "sq"))
+    g.add_op(Op("ADD", ["sq", "a32"], ["s"], {}, "add"))
+    g.add_op(Op("SUB", ["s", "a32"], ["d"], {}, "sub"))
+    g.add_op(Op("RESCALE", ["d"], ["y"], {"input_zp": 0, "output_zp": 0, "multiplier": [2**30], "shift": [31]}, "out"))
+    verify(g)
+    return g
+
+
+@pytest.mark.host
+def test_a16w8_graph_equals_c_kernels(kernel_lib, rng):
+    g = _graph_a16w8(rng)
+    c = g.constants
+    a = {o.source: o.attrs for o in g.ops}
+    x = rng.integers(-32768, 32767, (1, 6, 6, 2), endpoint=True, dtype=np.int16)
+    (y,) = run_graph(g, [x])
+    assert y.dtype == np.int16 and len(np.unique(y)) > 3
+    h = kernel_lib.conv2d(x, c["w"], c["b"], pad=[1, 1, 1, 1], stride=[1, 1], dilation=[1, 1], input_zp=0, weight_zp=0)
+    h = kernel_lib.rescale(h, input_zp=0, output_zp=0, multiplier=a["rq48"]["multiplier"], shift=a["rq48"]["shift"],
+                           output_dtype="int16")
+    pool = {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1, 1, 1)}
+    ap, mp = kernel_lib.avg_pool2d(h, **pool), kernel_lib.max_pool2d(h, **pool)
+    cat = kernel_lib.concat([ap, mp, kernel_lib.clamp(mp, -1000, 20000)], 3)
+    a32 = kernel_lib.rescale(cat, input_zp=0, output_zp=0, multiplier=[2**30], shift=[30], output_dtype="int32")
+    d = kernel_lib.sub(kernel_lib.add(kernel_lib.mul(a32, a32, 15), a32), a32)
+    want = kernel_lib.rescale(d, input_zp=0, output_zp=0, multiplier=[2**30], shift=[31], output_dtype="int16")
+    np.testing.assert_array_equal(y, want)
+
+
+def test_int48_overflow_is_named(rng):
+    g = _graph_a16w8(rng)
+    g.constants["b"] = np.full(3, 2**47 - 1, np.int64)
+    g.constants["w"] = np.ones((3, 3, 3, 2), np.int8)  # every tap adds 32767: past 2^47 - 1
+    with pytest.raises(InterpreterError, match=r"CONV2D \(conv\).*int48 accumulator overflow"):
+        run_graph(g, [np.full((1, 6, 6, 2), 32767, np.int16)])

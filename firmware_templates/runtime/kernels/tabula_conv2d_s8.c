@@ -13,12 +13,7 @@
  * Argument contract (TABULA_ERR_ARG otherwise): all sizes, kernel, stride, dilation >= 1, out_c >= 1,
  * pad_top, pad_left >= 0, input_zp and weight_zp in [-128, 127].  bias may be NULL.
  */
-#include "tabula_kernels.h"
-
-static int32_t tabula_u32_to_s32(uint32_t u)
-{
-    return (u <= 0x7FFFFFFFu) ? (int32_t)u : -(int32_t)(~u) - 1;
-}
+#include "tabula_internal.h"
 
 tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                                const int8_t *input, int32_t input_zp,

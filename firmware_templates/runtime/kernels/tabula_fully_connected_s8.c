@@ -10,12 +10,7 @@
  *
  * Argument contract (TABULA_ERR_ARG otherwise): n, in_c, out_c >= 1; zero points in [-128, 127].
  */
-#include "tabula_kernels.h"
-
-static int32_t tabula_u32_to_s32(uint32_t u)
-{
-    return (u <= 0x7FFFFFFFu) ? (int32_t)u : -(int32_t)(~u) - 1;
-}
+#include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                                         const int8_t *input, int32_t input_zp,

@@ -8,24 +8,18 @@
  * pooling has none); 0 <= pad_top < kernel_h, 0 <= pad_left < kernel_w (TOSA), and the last
  * window starts inside the input ((out_h - 1) * stride_y - pad_top < h, same for x).
  */
-#include "tabula_kernels.h"
+#include "tabula_internal.h"
 
 tabula_status tabula_max_pool2d_s8(const tabula_window *win, const int8_t *input, int8_t *output)
 {
     int32_t b, oy, ox, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, pt, pl;
-    if (win == 0) {
+    if (!tabula_pool_window_ok(win)) {
         return TABULA_ERR_ARG;
     }
     n = win->n; h = win->h; w = win->w; c = win->c;
     oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
     sy = win->stride_y; sx = win->stride_x; pt = win->pad_top; pl = win->pad_left;
-    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
-        || win->dilation_y != 1 || win->dilation_x != 1
-        || pt < 0 || pt >= kh || pl < 0 || pl >= kw
-        || (oh - 1) * sy - pt >= h || (ow - 1) * sx - pl >= w) {
-        return TABULA_ERR_ARG;
-    }
     for (b = 0; b < n; ++b) {
         for (oy = 0; oy < oh; ++oy) {
             const int32_t iy0 = oy * sy - pt;

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES_DIR = ROOT / "firmware_templates"
 RUNTIME_DIR = TEMPLATES_DIR / "runtime"
 
-_CTYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t"}
+_CTYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
 
 
 def _discover() -> dict:
@@ -123,7 +123,8 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
         dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm)
         for k, (ct, v, cm) in const_arrays.items()
     ]
-    const_bytes = sum(int(np.asarray(v).size) * (1 if ct == "int8_t" else 2 if ct == "int16_t" else 4) for ct, v, _ in const_arrays.values())
+    size_of = {"int8_t": 1, "int16_t": 2, "int32_t": 4, "int64_t": 8}
+    const_bytes = sum(int(np.asarray(v).size) * size_of[ct] for ct, v, _ in const_arrays.values())
     io = lambda names: [dict(nbytes=g.tensors[n].nbytes, offset=plan.offsets[n]) for n in names]  # noqa: E731
 
     common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs), arena_bytes=max(plan.size, 16))

@@ -49,6 +49,7 @@ class SessionResult:
     n_ignored_frames: int = 0  # duplicates, stale seqs, unexpected types
     transcript_path: Path | None = None  # raw bytes received from the device
     process_exit_code: int | None = None  # set by run_on_board once the runner has exited
+    runner: str | None = None  # set by run_on_board: which runner ran it
 
     @property
     def board_name(self) -> str | None:
@@ -73,6 +74,10 @@ class DeviceTimeout(SessionError):
 
 class DeviceError(SessionError):
     """The device misbehaved: non-zero status, closed the link early, refused input, bad HELLO."""
+
+
+class DeviceReset(DeviceError):
+    """The device rebooted mid-run (a second HELLO arrived): its state is gone."""
 
 
 class InputSizeMismatch(SessionError, ValueError):
@@ -253,7 +258,7 @@ def _exchange(rx: _Receiver, send, req_type: MsgType, seq: int, payload: bytes,
         deadline = time.monotonic() + timeout_s
 
         def accept(f: Frame) -> bool:
-            return (f.type == reply_type and f.seq == seq) or (
+            return (f.type == reply_type and f.seq == seq) or f.type == MsgType.HELLO or (
                 f.type == MsgType.NACK and f.seq in (seq, SEQ_UNKNOWN))
 
         reply = rx.wait_for(accept, deadline)
@@ -261,6 +266,9 @@ def _exchange(rx: _Receiver, send, req_type: MsgType, seq: int, payload: bytes,
             raise fail(DeviceTimeout, f"no {stage} within {timeout_s:g} s")
         if reply.type == reply_type:
             return reply
+        if reply.type == MsgType.HELLO:  # a device only says HELLO after a reset
+            raise fail(DeviceReset, f"device reset while waiting for {stage} (it sent HELLO "
+                                    f"again; {len(rx.result.outputs)} sample(s) were done)")
         try:
             reason = parse_nack(reply.payload)
         except ProtocolError:

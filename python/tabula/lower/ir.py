@@ -81,6 +81,10 @@ class Tensor:
     scale: float | list[float] | None = None
     zero_point: int = 0
     const: bool = False
+    #: (qmin, qmax) of PyTorch's quantize when narrower than the dtype (int16 activations use
+    #: [-32767, 32767]; fixed-domain int8 grids [-127, 127]).  Inputs are clamped to it on the host;
+    #: inside the program values may use the dtype's full range.
+    qrange: tuple[int, int] | None = None
 
     @property
     def numel(self) -> int:
@@ -152,6 +156,7 @@ class Graph:
                     "scale": t.scale,
                     "zero_point": t.zero_point,
                     "const": t.const,
+                    "qrange": list(t.qrange) if t.qrange else None,
                 }
                 for t in self.tensors.values()
             ],
@@ -184,7 +189,9 @@ class Graph:
         with np.load(d / "ir.npz") as npz:
             consts = {k: npz[k] for k in npz.files}
         for tj in js["tensors"]:
-            t = Tensor(tj["name"], tuple(tj["shape"]), tj["dtype"], tj["scale"], tj["zero_point"], tj["const"])
+            qr = tj.get("qrange")
+            t = Tensor(tj["name"], tuple(tj["shape"]), tj["dtype"], tj["scale"], tj["zero_point"], tj["const"],
+                       tuple(qr) if qr else None)
             g.tensors[t.name] = t
         g.constants = consts
         g.ops = [Op(o["op"], o["inputs"], o["outputs"], o["attrs"], o.get("source", "")) for o in js["ops"]]

@@ -23,7 +23,8 @@ from torch.fx import GraphModule, Node
 from ..quantize import rules
 from ..quantize.quantizer import UnsupportedOpError, node_source
 from . import ops as _ops_pkg
-from .ir import Graph, IRError, LoweringError, Tensor, verify
+from ..qmath import DTYPE_RANGE, quantize_multiplier, quantize_multiplier_16
+from .ir import Graph, IRError, LoweringError, Op, Tensor, verify
 
 _qd = torch.ops.quantized_decomposed
 Q_OPS = {_qd.quantize_per_tensor.default}
@@ -48,6 +49,17 @@ def _discover_lowerings() -> dict[str, Callable]:
 LOWERINGS = _discover_lowerings()
 
 
+def _fake_value(node):
+    """The FakeTensor of ``node`` or, through q/dq nodes (which carry none), of the value they wrap."""
+    while isinstance(node, Node):
+        if "val" in node.meta:
+            return node.meta["val"]
+        if node.target not in Q_OPS | DQ_OPS:
+            return None
+        node = node.args[0]
+    return None
+
+
 def nchw_to_nhwc_shape(shape) -> tuple[int, ...]:
     """``[N,C,H,W] -> (N,H,W,C)``; other ranks unchanged."""
     s = tuple(int(d) for d in shape)
@@ -57,6 +69,8 @@ def nchw_to_nhwc_shape(shape) -> tuple[int, ...]:
 class LoweringContext:
     """What an op lowering sees: the FX graph module, the IR graph being built, and helpers that
     map FX values to IR tensors."""
+
+    DQ_CHANNEL = DQ_CHANNEL
 
     def __init__(self, gm: GraphModule, graph: Graph):
         self.gm = gm
@@ -74,20 +88,55 @@ class LoweringContext:
 
     # -- activations ---------------------------------------------------------------------
     def _q_tensor(self, q: Node, base: str) -> str:
+        """The IR tensor of a ``quantize_per_tensor`` node.  When the quantize reads a dequantize
+        (a requantization PT2E inserts between two grids, e.g. before a fixed-domain input or a
+        shared cat grid) a RESCALE from the source tensor is emitted."""
         if q in self._tensor_of:
             return self._tensor_of[q]
-        _, scale, zp, qmin, qmax, dtype = q.args[:6]
+        src, scale, zp, qmin, qmax, dtype = q.args[:6]
         ir_dtype = _TORCH_TO_IR.get(dtype)
         if ir_dtype is None:
             raise LoweringError(f"{node_source(q)}: activation dtype {dtype} is not supported")
-        val = q.meta.get("val", q.args[0].meta.get("val") if isinstance(q.args[0], Node) else None)
+        val = _fake_value(q)
         if val is None:
             raise LoweringError(f"{node_source(q)}: no shape information on {q.name}; capture with torch.export")
         shape = nchw_to_nhwc_shape(val.shape)
-        t = Tensor(self.fresh(base), shape, ir_dtype, float(scale), int(zp))
+        lo, hi = DTYPE_RANGE[ir_dtype]
+        qrange = None if (qmin, qmax) == (lo, hi) else (int(qmin), int(qmax))
+        if ir_dtype == "int16" and int(zp) != 0:
+            raise LoweringError(f"{node_source(q)}: int16 activations must be symmetric (zero point 0), got {zp}")
+        if isinstance(src, Node) and src.target in DQ_OPS:
+            source = self.input(src, q)
+            t = Tensor(self.fresh(f"{source.name}_requant"), shape, ir_dtype, float(scale), int(zp), qrange=qrange)
+            self.graph.add_tensor(t)
+            self._tensor_of[q] = t.name
+            self.rescale(source, t, node_source(q))
+            return t.name
+        t = Tensor(self.fresh(base), shape, ir_dtype, float(scale), int(zp), qrange=qrange)
         self.graph.add_tensor(t)
         self._tensor_of[q] = t.name
         return t.name
+
+    def rescale(self, x: Tensor, out: Tensor, source: str, scale: float | None = None,
+                in_scales=None) -> None:
+        """Append a RESCALE ``x -> out`` (TOSA): real factor ``scale`` (default ``x.scale / out.scale``)
+        or per channel ``in_scales[c] / out.scale``.  int64 (int48) inputs use a 16-bit multiplier.
+        The output is clamped to its dtype (TOSA), not to a narrower ``qrange``: every consumer
+        accepts the full dtype range (int16 code -32768 is just -32768*scale; a domain-limited
+        TABLE maps int8 code -128 to f at the domain edge)."""
+        scale32 = x.dtype != "int64"
+        qm = quantize_multiplier if scale32 else quantize_multiplier_16
+        if in_scales is not None:
+            pairs = [qm(float(s) / float(out.scale)) for s in in_scales]
+        else:
+            pairs = [qm(float(scale) if scale is not None else float(x.scale) / float(out.scale))]
+        if len(set(pairs)) == 1:
+            pairs = pairs[:1]
+        in_zp = int(x.zero_point) if x.dtype in ("int8", "int16") else 0
+        self.graph.add_op(Op("RESCALE", [x.name], [out.name], {
+            "input_zp": in_zp, "output_zp": int(out.zero_point),
+            "multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs], "scale32": scale32,
+        }, source))
 
     def input(self, arg: Node, user: Node) -> Tensor:
         """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node)."""
@@ -129,6 +178,12 @@ class LoweringContext:
         if axis != 0 or bool((zp != 0).any()):
             raise LoweringError(f"{node_source(user)}: weights must be symmetric per-channel on axis 0")
         return data.numpy(), scale.to(torch.float64).numpy()
+
+    def float_const(self, arg: Node, user: Node) -> np.ndarray:
+        """A float constant (e.g. an unquantized bias) as float32 numpy."""
+        if not isinstance(arg, Node) or arg.op != "get_attr":
+            raise LoweringError(f"{node_source(user)}: expected a constant tensor for {user.name}, got {arg!r}")
+        return self._attr(arg).to(torch.float32).numpy()
 
     def const(self, base: str, data: np.ndarray, dtype: str, scale=None) -> Tensor:
         t = Tensor(self.fresh(base), tuple(data.shape), dtype, scale, 0)

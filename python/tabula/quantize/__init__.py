@@ -53,7 +53,7 @@ def _batches(calibration) -> Iterable[tuple]:
         yield tuple(item) if isinstance(item, (tuple, list)) else (item,)
 
 
-def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") -> "GraphModule":
+def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
     Args:
@@ -61,7 +61,9 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") ->
         example_inputs: tuple of example float tensors (shapes fix the graph; batch 1 typical).
         calibration: a float tensor ``[n, ...]`` run one sample at a time with the example's batch
             size 1, or an iterable of input tuples.
-        scheme: ``"int8"``.
+        scheme: ``"int8"`` or ``"a16w8"`` (int16 activations, int8 weights).
+        table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
+            image of every input code) or ``"observed"`` (calibrated).
     Returns:
         The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
     Raises:
@@ -80,7 +82,7 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8") ->
     for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
         if p.is_floating_point() and not torch.isfinite(p).all():
             raise ValueError(f"weight {name!r} contains NaN or Inf; fix the model before quantizing")
-    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme))
+    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
     move_exported_model_to_eval(prepared)
     with torch.no_grad():
         for args in _batches(calibration):

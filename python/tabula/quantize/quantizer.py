@@ -1,17 +1,32 @@
-"""tabula's PT2E ``Quantizer``: annotates a ``torch.export``ed graph from the rules table.
+"""tabula's PT2E ``Quantizer``: annotates a ``torch.export``ed graph from the rules table only.
 
-int8 scheme (``"int8"``):
-  activations  per-tensor affine int8 [-128, 127], HistogramObserver;
-  weights      per-channel symmetric int8 [-127, 127] on axis 0 (OIHW / [out, in]), PerChannelMinMaxObserver;
-  bias         int32, per-channel, scale = s_in * s_w[c], zero_point 0 (DerivedQuantizationSpec).
+Schemes:
+
+``int8``   activations per-tensor affine int8 [-128, 127]; weights per-channel symmetric int8
+           [-127, 127] (axis 0); bias int32 with scale ``s_in * s_w[c]`` (DerivedQuantizationSpec).
+``a16w8``  activations per-tensor symmetric int16 [-32767, 32767], zero point 0; weights as int8;
+           the bias stays float in the PT2E graph and is quantized at lowering time to int48
+           (TOSA's accumulator for int16 x int8), so no bias can saturate at 32 bits.
+
+Observers use ``eps = 2**-24`` so no scale is floored at a coarse epsilon (an eps of 2**-12 would
+force every int16 scale to 1/4096).
+
+Table ops get their *own* output qspec (:data:`TABLE_OUTPUT`): ``"exact"`` derives it from the exact
+image of every input code under f (no code saturates, the full output range is used), ``"observed"``
+calibrates it with an observer.  Domain-limited ops get fixed or domain-clipped input grids
+(:func:`domain_grid`).
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import torch
 from torch.fx import GraphModule, Node
-from torchao.quantization.pt2e import HistogramObserver, PerChannelMinMaxObserver
+from torchao.quantization.pt2e import FixedQParamsObserver, HistogramObserver, PerChannelMinMaxObserver
 from torchao.quantization.pt2e.quantizer import (
     DerivedQuantizationSpec,
+    FixedQParamsQuantizationSpec,
     QuantizationAnnotation,
     QuantizationSpec,
     Quantizer,
@@ -20,23 +35,50 @@ from torchao.quantization.pt2e.quantizer import (
 
 from . import rules
 
-SCHEMES = ("int8",)
-
 _ANN = "quantization_annotation"
+EPS = 2.0**-24
+
+#: How a table op's output qparams are chosen by default: "exact" or "observed".
+TABLE_OUTPUT = "exact"
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Activation dtype and range of a quantization scheme."""
+
+    name: str
+    dtype: torch.dtype
+    qmin: int
+    qmax: int
+    symmetric: bool
+    ir_dtype: str
+
+
+SCHEMES: dict[str, Scheme] = {
+    "int8": Scheme("int8", torch.int8, -128, 127, False, "int8"),
+    "a16w8": Scheme("a16w8", torch.int16, -32767, 32767, True, "int16"),
+}
 
 
 class UnsupportedOpError(ValueError):
-    """The model uses ops the rules table does not cover.  ``ops`` lists ``(op name, source)``."""
+    """The model uses ops tabula cannot quantize and lower.  ``ops`` lists ``(op name, source)``."""
 
     def __init__(self, ops: list[tuple[str, str]]):
         self.ops = ops
         lines = "\n".join(f"  - {name}  ({src})" for name, src in ops)
         super().__init__(
             f"{len(ops)} unsupported op(s) in the model:\n{lines}\n"
-            f"tabula supports: {', '.join(rules.supported_ops())}.\n"
+            f"tabula supports: {', '.join(supported())}.\n"
             "Rewrite the model with supported ops, or add a rule in python/tabula/quantize/rules.py "
-            "together with its lowering."
+            "together with its lowering in python/tabula/lower/ops/."
         )
+
+
+def supported() -> list[str]:
+    """Ops that have both a quantization rule and a lowering."""
+    from ..lower.pipeline import LOWERINGS
+
+    return [n for n in rules.supported_ops() if n in LOWERINGS]
 
 
 def node_source(node: Node) -> str:
@@ -59,8 +101,9 @@ def node_source(node: Node) -> str:
 
 
 def check_supported(gm: GraphModule) -> None:
-    """Raise :class:`UnsupportedOpError` listing *every* unsupported op of ``gm`` (with its source
-    line) -- called before any calibration runs."""
+    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
+    (with its source line) -- called before any calibration runs."""
+    ok = set(supported())
     bad = []
     for n in gm.graph.nodes:
         if n.op != "call_function":
@@ -68,19 +111,49 @@ def check_supported(gm: GraphModule) -> None:
         name = rules.canonical_op(n.target)
         if name in rules.IGNORED or name in rules.STRUCTURAL:
             continue
-        if rules.op_class(n.target) is None:
+        if name not in ok:
             bad.append((name, node_source(n)))
     if bad:
         raise UnsupportedOpError(bad)
 
 
-def _act_qspec() -> QuantizationSpec:
+# -- observers ------------------------------------------------------------------------------------
+class FiniteHistogramObserver(HistogramObserver):
+    """HistogramObserver that ignores NaN and +-inf (e.g. log of a calibration value <= 0)."""
+
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
+        x = x_orig.detach()
+        finite = torch.isfinite(x)
+        if not bool(finite.all()):
+            x = x[finite]
+            if x.numel() == 0:
+                return x_orig
+        super().forward(x)
+        return x_orig
+
+
+class DomainHistogramObserver(FiniteHistogramObserver):
+    """Observes inputs clipped to a table op's domain ``[domain_lo, domain_hi]``, so the calibrated
+    grid never reaches past a domain edge (log, sqrt, rsqrt, reciprocal at 0; log1p at -1; acosh at 1)."""
+
+    def __init__(self, *args, domain_lo: float = -math.inf, domain_hi: float = math.inf, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.domain_lo = domain_lo
+        self.domain_hi = domain_hi
+
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
+        super().forward(x_orig.detach().clamp(self.domain_lo, self.domain_hi))
+        return x_orig
+
+
+# -- qspecs ---------------------------------------------------------------------------------------
+def _act_qspec(s: Scheme, observer=FiniteHistogramObserver, **obs_kwargs) -> QuantizationSpec:
     return QuantizationSpec(
-        dtype=torch.int8,
-        quant_min=-128,
-        quant_max=127,
-        qscheme=torch.per_tensor_affine,
-        observer_or_fake_quant_ctr=HistogramObserver.with_args(eps=2**-24),
+        dtype=s.dtype,
+        quant_min=s.qmin,
+        quant_max=s.qmax,
+        qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+        observer_or_fake_quant_ctr=observer.with_args(eps=EPS, **obs_kwargs),
     )
 
 
@@ -91,11 +164,11 @@ def _weight_qspec() -> QuantizationSpec:
         quant_max=127,
         qscheme=torch.per_channel_symmetric,
         ch_axis=0,
-        observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=2**-24),
+        observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=EPS),
     )
 
 
-def _bias_qspec(node: Node, x: Node, w: Node, b: Node) -> DerivedQuantizationSpec:
+def _bias_qspec(node: Node, x: Node, w: Node) -> DerivedQuantizationSpec:
     def derive(observers):
         act_obs, w_obs = observers
         s_in, _ = act_obs.calculate_qparams()
@@ -114,17 +187,82 @@ def _bias_qspec(node: Node, x: Node, w: Node, b: Node) -> DerivedQuantizationSpe
     )
 
 
-class TabulaQuantizer(Quantizer):
-    """Annotates every node from :mod:`tabula.quantize.rules`; nothing else decides qparams."""
+def domain_grid(domain: rules.Domain, s: Scheme) -> tuple[float, int]:
+    """The fixed input ``(scale, zero_point)`` of a domain-limited table op (``domain.fixed``).
 
-    def __init__(self, scheme: str = "int8") -> None:
+    The grid is symmetric (zero point 0) over the codes ``[-qmax, qmax]`` of the scheme (int8: the
+    quantize node clamps to [-127, 127]; the TABLE's entry for -128 is f at the domain edge).
+    Closed domain ``[-1, 1]`` (asin, acos): ``scale = 1/qmax``, so both end points are codes and
+    ``asin(+-1)`` / ``acos(-1) = pi`` are exact table inputs.  Open domain ``(-1, 1)`` (atanh):
+    ``scale = 1/(qmax + 1)``, the largest power-of-two-denominator grid whose every code (the end
+    codes sit at ``+-(1 - 1/(qmax+1))``, one LSB from the pole) is strictly inside after float32
+    rounding, so no code can reach the pole.
+    """
+    half = max(abs(domain.lo), abs(domain.hi))
+    scale = half / (s.qmax + 1) if domain.open else half / s.qmax
+    return float(scale), 0
+
+
+class TabulaQuantizer(Quantizer):
+    """Annotates every node from :mod:`tabula.quantize.rules`; nothing else decides qparams.
+
+    ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``."""
+
+    def __init__(self, scheme: str = "int8", table_output: str | None = None) -> None:
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
-        self.scheme = scheme
+        self.scheme = SCHEMES[scheme]
+        self.table_output = table_output or TABLE_OUTPUT
+        if self.table_output not in ("exact", "observed"):
+            raise ValueError(f"table_output must be 'exact' or 'observed', not {self.table_output!r}")
+
+    # -- per class ---------------------------------------------------------------------------
+    def _table(self, node: Node, name: str) -> QuantizationAnnotation:
+        s = self.scheme
+        x = node.args[0]
+        dom = rules.DOMAIN.get(name)
+        if dom is not None and dom.fixed:
+            scale, zp = domain_grid(dom, s)
+            in_spec = FixedQParamsQuantizationSpec(
+                dtype=s.dtype, scale=scale, zero_point=zp, quant_min=-s.qmax, quant_max=s.qmax,
+                qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+            )
+        elif dom is not None:
+            in_spec = _act_qspec(s, DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
+        else:
+            in_spec = _act_qspec(s)
+        if self.table_output == "observed":
+            out_spec = _act_qspec(s)
+        else:
+            out_spec = self._exact_table_output(node, name, x, dom)
+        return QuantizationAnnotation({x: in_spec}, out_spec, _annotated=True)
+
+    def _exact_table_output(self, node: Node, name: str, x: Node, dom) -> DerivedQuantizationSpec:
+        from ..qmath import table_output_qparams
+
+        s = self.scheme
+        fn = rules.TABLE[name]
+        extra, kwargs = tuple(node.args[1:]), dict(node.kwargs)
+        domain = (dom.lo, dom.hi) if dom is not None else None
+
+        def f(v):
+            return fn(torch.from_numpy(v), *extra, **kwargs).numpy()
+
+        def derive(observers):
+            (obs,) = observers
+            in_scale, in_zp = obs.calculate_qparams()
+            scale, zp = table_output_qparams(f, float(in_scale.reshape(-1)[0]), int(in_zp.reshape(-1)[0]), s.ir_dtype, domain=domain)
+            return torch.tensor([scale], dtype=torch.float32), torch.tensor([zp], dtype=torch.int32)
+
+        return DerivedQuantizationSpec(
+            derived_from=[(x, node)], derive_qparams_fn=derive, dtype=s.dtype, quant_min=s.qmin, quant_max=s.qmax,
+            qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+        )
 
     def annotate(self, model: GraphModule) -> GraphModule:
         check_supported(model)
+        s = self.scheme
         for node in model.graph.nodes:
             if node.op != "call_function":
                 continue
@@ -133,21 +271,34 @@ class TabulaQuantizer(Quantizer):
             if cls is rules.OpClass.WEIGHTED:
                 ix, iw, ib = rules.WEIGHTED[name]
                 x, w = node.args[ix], node.args[iw]
-                qmap = {x: _act_qspec(), w: _weight_qspec()}
-                b = node.args[ib] if len(node.args) > ib else None
-                if isinstance(b, Node):
-                    qmap[b] = _bias_qspec(node, x, w, b)
-                node.meta[_ANN] = QuantizationAnnotation(qmap, _act_qspec(), _annotated=True)
+                qmap = {x: _act_qspec(s), w: _weight_qspec()}
+                b = node.args[ib] if len(node.args) > ib else node.kwargs.get("bias")
+                if isinstance(b, Node) and s.name == "int8":
+                    qmap[b] = _bias_qspec(node, x, w)
+                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
             elif cls is rules.OpClass.TABLE:
-                x = node.args[0]
-                node.meta[_ANN] = QuantizationAnnotation({x: _act_qspec()}, _act_qspec(), _annotated=True)
+                ann = self._table(node, name)
             elif cls is rules.OpClass.SHARED:
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
-                in_spec = SharedQuantizationSpec(x) if producer_annotated else _act_qspec()
-                node.meta[_ANN] = QuantizationAnnotation(
-                    {x: in_spec}, SharedQuantizationSpec((x, node)), _annotated=True
-                )
+                in_spec = SharedQuantizationSpec(x) if producer_annotated else _act_qspec(s)
+                ann = QuantizationAnnotation({x: in_spec}, SharedQuantizationSpec((x, node)), _annotated=True)
+            elif cls is rules.OpClass.JOINING:
+                inputs = [a for a in node.args[rules.JOINING[name]] if isinstance(a, Node)]
+                first = inputs[0]
+                qmap = {first: _act_qspec(s)}
+                for a in inputs[1:]:
+                    qmap[a] = SharedQuantizationSpec((first, node))
+                # no implicit sharing with the producers: every input edge joins the one shared grid
+                # (PT2E otherwise reuses each producer's own observer and the grids differ)
+                ann = QuantizationAnnotation(qmap, SharedQuantizationSpec((first, node)), allow_implicit_sharing=False,
+                                             _annotated=True)
+            elif cls is rules.OpClass.ARITHMETIC:
+                qmap = {a: _act_qspec(s) for a in node.args[:2] if isinstance(a, Node)}
+                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+            else:
+                continue
+            node.meta[_ANN] = ann
         return model
 
     def validate(self, model: GraphModule) -> None:

@@ -1,3 +1,4 @@
+from ._types import SFX
 from ._window import window
 
 OP, TEMPLATE = "CONV2D", "conv2d"
@@ -9,5 +10,5 @@ def context(op, g, ref) -> dict:
     a = op.attrs
     return dict(
         w=window(x.shape, y.shape, w.shape[1:3], a["stride"], a["pad"], a["dilation"]), out_c=w.shape[0],
-        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), a=a,
+        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), a=a, sfx=SFX[x.dtype],
     )

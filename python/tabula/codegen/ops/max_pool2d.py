@@ -1,3 +1,4 @@
+from ._types import SFX
 from ._window import window
 
 OP, TEMPLATE = "MAX_POOL2D", "max_pool2d"
@@ -6,4 +7,4 @@ OP, TEMPLATE = "MAX_POOL2D", "max_pool2d"
 def context(op, g, ref) -> dict:
     x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     a = op.attrs
-    return dict(w=window(x.shape, y.shape, a["kernel"], a["stride"], a["pad"]), x=ref(x.name), y=ref(y.name))
+    return dict(w=window(x.shape, y.shape, a["kernel"], a["stride"], a["pad"]), x=ref(x.name), y=ref(y.name), sfx=SFX[x.dtype])

@@ -1,6 +1,6 @@
-OP, TEMPLATE = "RESCALE", "rescale"
+from ._types import SFX
 
-_SFX = {"int8": "s8", "int16": "s16", "int32": "s32"}
+OP, TEMPLATE = "RESCALE", "rescale"
 
 
 def context(op, g, ref) -> dict:
@@ -8,7 +8,7 @@ def context(op, g, ref) -> dict:
     return dict(
         x=ref(x.name), y=ref(y.name), count=y.numel, channels=y.shape[-1], a=op.attrs,
         mult=ref(f"{op.outputs[0]}__multiplier"), shift=ref(f"{op.outputs[0]}__shift"),
-        per_channel=int(len(op.attrs["multiplier"]) > 1), in_sfx=_SFX[x.dtype], out_sfx=_SFX[y.dtype],
+        per_channel=int(len(op.attrs["multiplier"]) > 1), in_sfx=SFX[x.dtype], out_sfx=SFX[y.dtype],
     )
 
 

@@ -32,10 +32,14 @@ def log_tail(path: Path | None, n_lines: int = 20) -> str:
     return "\n".join(key[-3:] + (["..."] if key else []) + tail)
 
 
+TERM_WAIT_S = 2.0
+
+
 class ProcessRunner:
     """Owns one child process; subclasses build the command and the Link."""
 
     NAME = "process"
+    REPORTS_EXIT_CODE = True   # the process's exit code is the firmware's (semihosting / exit())
 
     def __init__(self, log_path: str | os.PathLike | None = None):
         self.log_path = Path(log_path) if log_path is not None else None
@@ -68,17 +72,20 @@ class ProcessRunner:
                               f"last lines of {self.log_path}:\n{log_tail(self.log_path)}") from None
 
     def stop(self) -> None:
-        """Kill the child's whole process group if it is still running. Idempotent."""
+        """End the child's whole process group if it is still running: SIGTERM first (QEMU and
+        the FVP shut down cleanly and flush their logs), SIGKILL after ``TERM_WAIT_S``. Idempotent."""
         proc = self.proc
         if proc is not None and proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                proc.wait(5)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
-                pass
+            for sig, wait_s in ((signal.SIGTERM, TERM_WAIT_S), (signal.SIGKILL, 5.0)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
         if self._log is not None:
             self._log.close()
             self._log = None

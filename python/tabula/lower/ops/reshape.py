@@ -1,5 +1,8 @@
-"""aten.flatten / view / reshape -> RESHAPE (after a TRANSPOSE NHWC->NCHW when a 4-D activation
-is involved, so the element order is PyTorch's)."""
+"""aten.flatten / view / reshape -> RESHAPE, in PyTorch's element order.
+
+A 4-D activation is NHWC on the device: it is first transposed to NCHW (unless that is a no-op in
+memory: H = W = 1 or C = 1), reshaped, and a 4-D result is transposed back to NHWC.
+"""
 from __future__ import annotations
 
 from ...quantize.quantizer import node_source
@@ -8,18 +11,26 @@ from ..ir import LoweringError, Op
 ATEN = ["aten.flatten", "aten.view", "aten.reshape"]
 
 
+def _trivial(shape_nhwc) -> bool:
+    _, h, w, c = shape_nhwc
+    return (h == 1 and w == 1) or c == 1
+
+
 def lower(ctx, node) -> None:
     src = node_source(node)
     x = ctx.input(node.args[0], node)
     out = ctx.output(node)
     if (x.scale, x.zero_point) != (out.scale, out.zero_point):
         raise LoweringError(f"{src}: {node.name} input and output qparams differ; quantize with tabula.quantize")
-    if len(out.shape) == 4:
-        raise LoweringError(f"{src}: reshape to a 4-D tensor is not supported yet")
-    src_name = x.name
-    if len(x.shape) == 4 and not (x.shape[1] == x.shape[2] == 1 or x.shape[3] == 1):
+    cur = x
+    if len(x.shape) == 4 and not _trivial(x.shape):
         n, h, w, c = x.shape
-        t = ctx.temp(f"{node.name}_nchw", (n, c, h, w), x.dtype, x.scale, x.zero_point)
-        ctx.graph.add_op(Op("TRANSPOSE", [x.name], [t.name], {"perms": [0, 3, 1, 2]}, src))
-        src_name = t.name
-    ctx.graph.add_op(Op("RESHAPE", [src_name], [out.name], {"shape": list(out.shape)}, src))
+        cur = ctx.temp(f"{node.name}_nchw", (n, c, h, w), x.dtype, x.scale, x.zero_point)
+        ctx.graph.add_op(Op("TRANSPOSE", [x.name], [cur.name], {"perms": [0, 3, 1, 2]}, src))
+    if len(out.shape) == 4 and not _trivial(out.shape):
+        n, h, w, c = out.shape
+        logical = ctx.temp(f"{node.name}_nchw_out", (n, c, h, w), x.dtype, x.scale, x.zero_point)
+        ctx.graph.add_op(Op("RESHAPE", [cur.name], [logical.name], {"shape": list(logical.shape)}, src))
+        ctx.graph.add_op(Op("TRANSPOSE", [logical.name], [out.name], {"perms": [0, 2, 3, 1]}, src))
+    else:
+        ctx.graph.add_op(Op("RESHAPE", [cur.name], [out.name], {"shape": list(out.shape)}, src))

@@ -1,31 +1,32 @@
-"""CONV2D int8 x int8 -> int32: the executable spec of ``tabula_conv2d_s8``.
+"""CONV2D int8 x int8 -> int32 and int16 x int8 -> int48: the executable spec of
+``tabula_conv2d_s8`` and ``tabula_conv2d_s16``.
 
 Semantics: TOSA 1.0 CONV2D.  Shapes and layouts:
-    x  int8  [N, H, W, Cin]  (NHWC)
+    x  act   [N, H, W, Cin]  (NHWC; int8, or int16 with input_zp 0)
     w  int8  [Cout, KH, KW, Cin]  (OHWI)
-    b  int32 [Cout]
-    -> int32 [N, OH, OW, Cout],  OH = (H + pt + pb - dy*(KH-1) - 1) // sy + 1  (same for W)
+    b  acc   [Cout]  (int32 for int8 x, int64 holding int48 for int16 x)
+    -> acc   [N, OH, OW, Cout],  OH = (H + pt + pb - dy*(KH-1) - 1) // sy + 1  (same for W)
 attrs: ``pad`` [top, bottom, left, right], ``stride`` [sy, sx], ``dilation`` [dy, dx],
-``input_zp``, ``weight_zp`` (int8 range).
+``input_zp`` (int8 range; 0 for int16), ``weight_zp`` (int8 range).
 
     out[n,oy,ox,o] = b[o] + sum_{ky,kx,i} (x[n, oy*sy - pt + ky*dy, ox*sx - pl + kx*dx, i] - input_zp)
                                         * (w[o,ky,kx,i] - weight_zp)
 
 Padding acts as the input zero point (padded taps contribute 0).  Exact int64 arithmetic; a result
-outside int32 raises (the IR forbids wrapping).
+outside the accumulator (int32, or 48 bits for int16 x) raises (the IR forbids wrapping).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_zero_point, need, to_int32_exact
+from .._checks import act_and_acc, check_zero_point, need, to_int32_exact, to_int48_exact
 
 OP = "CONV2D"
 
 
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     x, w, b = inputs
-    need(x.dtype == np.int8 and w.dtype == np.int8 and b.dtype == np.int32, OP, "dtypes must be int8, int8, int32")
+    act = act_and_acc(OP, x, w, b)
     need(x.ndim == 4 and w.ndim == 4 and x.shape[3] == w.shape[3], OP, f"x {x.shape} NHWC / w {w.shape} OHWI mismatch")
     need(b.shape == (w.shape[0],), OP, f"bias shape {b.shape} != ({w.shape[0]},)")
     pt, pb, pl, pr = (int(v) for v in attrs["pad"])
@@ -35,6 +36,7 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     need(min(pt, pb, pl, pr) >= 0 and min(sy, sx, dy, dx) >= 1, OP, "pad >= 0, stride and dilation >= 1")
     check_zero_point(OP, "input_zp", izp, "int8")
     check_zero_point(OP, "weight_zp", wzp, "int8")
+    need(act == "int8" or izp == 0, OP, f"input_zp={izp} on an int16 input (int16 is symmetric)")
 
     n, h, wd, _ = x.shape
     cout, kh, kw, _ = w.shape
@@ -50,4 +52,5 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
             y0, x0 = ky * dy, kx * dx
             patch = xz[:, y0 : y0 + sy * (oh - 1) + 1 : sy, x0 : x0 + sx * (ow - 1) + 1 : sx, :]
             acc += patch @ wz[:, ky, kx, :].T  # [N,OH,OW,Cin] @ [Cin,Cout]
-    return to_int32_exact(OP, acc + b.astype(np.int64))
+    acc += b.astype(np.int64)
+    return to_int32_exact(OP, acc) if act == "int8" else to_int48_exact(OP, acc)

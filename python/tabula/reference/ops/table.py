@@ -1,11 +1,14 @@
-"""TABLE: the executable spec of ``tabula_table_s8``.
+"""TABLE: the executable spec of ``tabula_table_s8`` and ``tabula_table_s16``.
 
-Semantics: TOSA 1.0 TABLE.  inputs: ``x`` and the constant ``table``; no attrs.
+Semantics: TOSA 1.0 TABLE (checked bit for bit against the TOSA reference model in
+tests/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; no attrs.
 
 * int8: ``x`` int8 [...], ``table`` int8 [256] -> int8 [...]:  ``out = table[x + 128]``.
-* int16 (no C kernel yet; see DESIGN.md): ``x`` int16 [...], ``table`` int16 [513] -> int32 [...]:
-  ``index = (x + 32768) >> 7``, ``frac = x & 0x7F``,
-  ``out = (table[index] << 7) + (table[index + 1] - table[index]) * frac``  (a 16.7 value).
+* int16: ``x`` int16 [...], ``table`` int16 [513] -> int32 [...] (``apply_lookup_s``):
+  ``index = (x + 32768) >> 7``, ``frac = x & 0x7F``, ``slope = table[index + 1] - table[index]``,
+  ``out = (table[index] << 7) + slope * frac``  (a 16.7 value; exact, no rounding).
+  TOSA REQUIREs every slope to fit int16; a table with a slope outside [-32768, 32767] is rejected
+  here (the C kernel returns TABULA_ERR_ARG when an element meets one).
 """
 from __future__ import annotations
 
@@ -23,7 +26,13 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
         return table[x.astype(np.int32) + 128]
     need(x.dtype == np.int16, OP, f"input dtype {x.dtype} not int8/int16")
     need(table.dtype == np.int16 and table.shape == (513,), OP, "int16 TABLE needs a 513-entry int16 table")
+    t = table.astype(np.int32)
+    slopes = np.diff(t)
+    bad = np.flatnonzero((slopes < -32768) | (slopes > 32767))
+    if bad.size:
+        i = int(bad[0])
+        need(False, OP, f"int16 TABLE slope table[{i + 1}] - table[{i}] = {int(slopes[i])} is outside int16 "
+             "(TOSA REQUIREs it)")
     v = x.astype(np.int32) + 32768
     index, frac = v >> 7, v & 0x7F  # (x + 32768) & 0x7F == x & 0x7F
-    t = table.astype(np.int32)
     return ((t[index] << 7) + (t[index + 1] - t[index]) * frac).astype(np.int32)

@@ -1,12 +1,21 @@
 /*
- * Corstone-300 startup: vector table, reset, fault handlers.
- * Reset: stack limit, FPU + MVE access (CP10/CP11), .data copy, .bss zero, main().
- * Faults end the run through semihosting with exit code 100 + exception number, so a crash shows
- * up as a failed process (QEMU exit code 103 = HardFault) rather than a hang.
+ * Startup for every Cortex-M board in boards/ that links boards/_shared/cortex_m_sections.ld:
+ * vector table, reset, fault handlers. Works for Armv7-M (M4, M7) and Armv8-M / 8.1-M (M33, M55).
+ *
+ * Reset: stack limit (MSPLIM, Armv8-M only), FPU/MVE access (CP10/CP11) when the build uses
+ * them, .data copy from its load address (flash on a real board), .bss zero, main(), exit.
+ * Faults end the run with exit code 100 + exception number (103 = HardFault), so a crash is a
+ * failed run (QEMU's exit code; on a board the host times out and says what it received).
+ *
+ * TABULA_N_IRQS (board.toml n_irqs) sizes the table: the SoC's external interrupt count.
  */
 #include <stdint.h>
 
 #include "tabula_board.h"
+
+#ifndef TABULA_N_IRQS
+#define TABULA_N_IRQS 32
+#endif
 
 extern uint32_t __StackTop[], __StackLimit[];
 extern uint32_t __data_start__[], __data_end__[], __data_load__[];
@@ -15,17 +24,15 @@ extern uint32_t __bss_start__[], __bss_end__[];
 int main(void);
 void Reset_Handler(void);
 void Default_Handler(void);
-void SysTick_Handler(void);   /* board.c */
+void SysTick_Handler(void);   /* the board's tick source */
 
 #define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
 #define SCB_ICSR  (*(volatile uint32_t *)0xE000ED04u)
 
-#define N_EXTERNAL_IRQS 96     /* AN547: 96 expansion interrupts */
-
 typedef void (*vector_fn)(void);
 
 __attribute__((section(".vectors"), used, aligned(512)))
-const vector_fn tabula_vectors[16 + N_EXTERNAL_IRQS] = {
+const vector_fn tabula_vectors[16 + TABULA_N_IRQS] = {
     (vector_fn)(uintptr_t)__StackTop,   /* initial MSP */
     Reset_Handler,
     Default_Handler,                    /* NMI */
@@ -33,14 +40,14 @@ const vector_fn tabula_vectors[16 + N_EXTERNAL_IRQS] = {
     Default_Handler,                    /* MemManage */
     Default_Handler,                    /* BusFault */
     Default_Handler,                    /* UsageFault */
-    Default_Handler,                    /* SecureFault */
+    Default_Handler,                    /* SecureFault (Armv8-M) */
     0, 0, 0,
     Default_Handler,                    /* SVCall */
     Default_Handler,                    /* DebugMonitor */
     0,
     Default_Handler,                    /* PendSV */
     SysTick_Handler,
-    [16 ... 16 + N_EXTERNAL_IRQS - 1] = Default_Handler,
+    [16 ... 16 + TABULA_N_IRQS - 1] = Default_Handler,
 };
 
 void Default_Handler(void)
@@ -49,19 +56,29 @@ void Default_Handler(void)
     tabula_board_exit((int)(100u + exception));
 }
 
-/* Before any C that may touch FP/MVE registers: grant full access to CP10 and CP11 (FPU and
- * Helium share them on Armv8.1-M). The core boots Secure with the SAU off, so NSACR is moot. */
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+#define TABULA_HAS_MSPLIM 1
+#endif
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
+#define TABULA_NEEDS_CP10_CP11 1
+#endif
+
+/* Runs before any C that may touch FP/MVE registers. */
 __attribute__((naked, noreturn)) void Reset_Handler(void)
 {
     __asm__ volatile(
+#ifdef TABULA_HAS_MSPLIM
         "ldr  r0, =__StackLimit   \n"
         "msr  msplim, r0          \n"   /* stack overflow -> UsageFault (STKOF) */
-        "ldr  r0, =0xE000ED88     \n"
+#endif
+#ifdef TABULA_NEEDS_CP10_CP11
+        "ldr  r0, =0xE000ED88     \n"   /* CPACR: full access to CP10 and CP11 */
         "ldr  r1, [r0]            \n"
         "orr  r1, r1, #(0xF << 20)\n"
         "str  r1, [r0]            \n"
         "dsb                      \n"
         "isb                      \n"
+#endif
         "b    tabula_reset_c      \n");
 }
 

@@ -1,0 +1,69 @@
+/*
+ * CONV2D int16 x int8 -> int48 held in int64_t (TOSA 1.0 CONV2D, a16w8), NHWC input, OHWI weights.
+ *     out[n,oy,ox,o] = bias[o] + sum_{ky,kx,i} x[n, oy*sy - pt + ky*dy, ox*sx - pl + kx*dx, i]
+ *                                            * (w[o,ky,kx,i] - weight_zp)
+ * int16 activations are symmetric: input_zp is 0, so padded taps contribute 0 and are skipped.
+ * Python twin: tabula/reference/ops/conv2d.py.
+ *
+ * Each term |x (w - weight_zp)| <= 32768 * 255 fits int32; the sum is taken modulo 2^64 (unsigned,
+ * never undefined behaviour) and equals TOSA's int48 accumulator whenever the exact sum fits 48
+ * bits, which the IR contract requires (it is not checked here).
+ *
+ * Argument contract (TABULA_ERR_ARG otherwise): all sizes, kernel, stride, dilation >= 1, out_c >= 1,
+ * pad_top, pad_left >= 0, weight_zp in [-128, 127].  bias may be NULL (zero bias).
+ */
+#include "tabula_internal.h"
+
+tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
+                                const int16_t *input,
+                                const int8_t *weight, int32_t weight_zp,
+                                const int64_t *bias, int64_t *output)
+{
+    int32_t b, oy, ox, oc, ky, kx, i;
+    int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    if (win == 0) {
+        return TABULA_ERR_ARG;
+    }
+    n = win->n; h = win->h; w = win->w; c = win->c;
+    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
+    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
+    pt = win->pad_top; pl = win->pad_left;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
+        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
+        return TABULA_ERR_ARG;
+    }
+    for (b = 0; b < n; ++b) {
+        for (oy = 0; oy < oh; ++oy) {
+            const int32_t iy0 = oy * sy - pt;
+            for (ox = 0; ox < ow; ++ox) {
+                const int32_t ix0 = ox * sx - pl;
+                int64_t *out = output + ((b * oh + oy) * ow + ox) * out_c;
+                for (oc = 0; oc < out_c; ++oc) {
+                    const int8_t *wo = weight + oc * kh * kw * c;
+                    uint64_t acc = bias ? (uint64_t)bias[oc] : 0u;
+                    for (ky = 0; ky < kh; ++ky) {
+                        const int32_t iy = iy0 + ky * dy;
+                        if (iy < 0 || iy >= h) {
+                            continue;
+                        }
+                        for (kx = 0; kx < kw; ++kx) {
+                            const int32_t ix = ix0 + kx * dx;
+                            const int16_t *xp;
+                            const int8_t *wp;
+                            if (ix < 0 || ix >= w) {
+                                continue;
+                            }
+                            xp = input + ((b * h + iy) * w + ix) * c;
+                            wp = wo + (ky * kw + kx) * c;
+                            for (i = 0; i < c; ++i) {
+                                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+                            }
+                        }
+                    }
+                    out[oc] = tabula_u64_to_s64(acc);
+                }
+            }
+        }
+    }
+    return TABULA_OK;
+}

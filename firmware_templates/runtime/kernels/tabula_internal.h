@@ -1,0 +1,101 @@
+/*
+ * Private helpers shared by the kernel sources (static inline; not part of the public contract in
+ * tabula_kernels.h).  Everything here is portable C99 with no undefined or implementation-defined
+ * behaviour: signed results are rebuilt from unsigned (modulo) arithmetic, and right shifts of
+ * negative numbers are written as ~((~x) >> s).
+ */
+#ifndef TABULA_INTERNAL_H
+#define TABULA_INTERNAL_H
+
+#include <stdint.h>
+
+#include "tabula_kernels.h"
+
+#define TABULA_INT48_MIN (-(INT64_C(1) << 47))
+#define TABULA_INT48_MAX ((INT64_C(1) << 47) - 1)
+
+/* The int32 whose two's complement bit pattern is u (no implementation-defined conversion). */
+static inline int32_t tabula_u32_to_s32(uint32_t u)
+{
+    return (u <= 0x7FFFFFFFu) ? (int32_t)u : -(int32_t)(~u) - 1;
+}
+
+/* The int64 whose two's complement bit pattern is u. */
+static inline int64_t tabula_u64_to_s64(uint64_t u)
+{
+    return (u <= UINT64_C(0x7FFFFFFFFFFFFFFF)) ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* floor(x / 2^s) for 0 <= s <= 63: an arithmetic right shift that does not rely on the
+ * implementation-defined >> of negative numbers. */
+static inline int64_t tabula_asr64(int64_t x, int32_t s)
+{
+    return (x >= 0) ? (x >> s) : ~((~x) >> s);
+}
+
+/* Clamp a 64-bit value into [lo, hi]. */
+static inline int64_t tabula_clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/*
+ * Argument check shared by the RESCALE kernels: count >= 0, channels >= 1, count % channels == 0,
+ * input_zp in [izp_lo, izp_hi], output_zp in [ozp_lo, ozp_hi], and every used multiplier in
+ * [0, m_end) and shift in [2, 62] (`channels` entries when per_channel != 0, else one).
+ */
+static inline int tabula_rescale_args_ok(int32_t count, int32_t channels, int32_t input_zp, int32_t izp_lo,
+                                         int32_t izp_hi, int32_t output_zp, int32_t ozp_lo, int32_t ozp_hi,
+                                         const int32_t *multiplier, const int32_t *shift, int32_t per_channel,
+                                         int64_t m_end)
+{
+    int32_t c, nparams;
+    if (count < 0 || channels < 1 || count % channels != 0 || input_zp < izp_lo || input_zp > izp_hi
+        || output_zp < ozp_lo || output_zp > ozp_hi) {
+        return 0;
+    }
+    nparams = per_channel ? channels : 1;
+    for (c = 0; c < nparams; ++c) {
+        if (multiplier[c] < 0 || (int64_t)multiplier[c] >= m_end || shift[c] < 2 || shift[c] > 62) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * Argument check shared by the pooling kernels (TOSA 1.0 MAX_POOL2D / AVG_POOL2D): sizes, kernel,
+ * stride >= 1; dilation == 1 (pooling has none); 0 <= pad_top < kernel_h, 0 <= pad_left < kernel_w;
+ * the last window starts inside the input.  Together these put at least one real element in every
+ * window.
+ */
+static inline int tabula_pool_window_ok(const tabula_window *win)
+{
+    if (win == 0) {
+        return 0;
+    }
+    return !(win->n < 1 || win->h < 1 || win->w < 1 || win->c < 1 || win->out_h < 1 || win->out_w < 1
+             || win->kernel_h < 1 || win->kernel_w < 1 || win->stride_y < 1 || win->stride_x < 1
+             || win->dilation_y != 1 || win->dilation_x != 1
+             || win->pad_top < 0 || win->pad_top >= win->kernel_h
+             || win->pad_left < 0 || win->pad_left >= win->kernel_w
+             || (win->out_h - 1) * win->stride_y - win->pad_top >= win->h
+             || (win->out_w - 1) * win->stride_x - win->pad_left >= win->w);
+}
+
+/*
+ * TOSA 1.0 reciprocal_scale(count) for count >= 1: k = ceil(log2(count)),
+ * multiplier = ((2^30 + 1) << k) / count (in [2^30, 2^31)), shift = 30 + k.
+ * Python twin: tabula.qmath.reciprocal_scale.
+ */
+static inline void tabula_reciprocal_scale(int32_t count, int32_t *multiplier, int32_t *shift)
+{
+    int32_t k = 0;
+    while (k < 31 && ((int64_t)1 << k) < (int64_t)count) {
+        ++k;
+    }
+    *multiplier = (int32_t)((((INT64_C(1) << 30) + 1) << k) / (int64_t)count);
+    *shift = 30 + k;
+}
+
+#endif /* TABULA_INTERNAL_H */

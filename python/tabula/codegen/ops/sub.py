@@ -1,0 +1,6 @@
+OP, TEMPLATE = "SUB", "elementwise"
+
+
+def context(op, g, ref) -> dict:
+    a, b = op.inputs
+    return dict(fn="tabula_sub_s32", a=ref(a), b=ref(b), y=ref(op.outputs[0]), count=g.tensors[a].numel, extra="")

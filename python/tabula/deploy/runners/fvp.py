@@ -1,0 +1,160 @@
+"""Run firmware on Arm's Corstone-300 FVP (``FVP_Corstone_SSE-300_Ethos-U55``).
+
+The FVP's UART0 is a "telnet terminal" component. We stop it from launching an xterm
+(``telnetterminal0.start_telnet=0``), put it in raw mode (no telnet negotiation bytes in the
+stream) and connect to the port it announces on stdout ("telnetterminal0: Listening for serial
+connection on port N") with pyserial ``socket://``. ``uart0.out_file=-`` also copies everything
+UART0 sends to the FVP's stdout, which goes to the runner's log: the transcript survives even if
+the socket does not, and :func:`parse_transcript` reads frames and statistics back from it.
+``uart0.shutdown_on_eot=1`` stops the FVP when the firmware writes EOT (0x04) after STATUS;
+``--timelimit`` bounds a run that never ends. The FVP's exit code is not the firmware's (that
+comes in STATUS), so ``REPORTS_EXIT_CODE`` is False.
+
+Board settings (``board.runner["fvp"]``): ``binary``, ``args`` (the board's -C flags),
+``timeout_s``, ``timelimit_s``, ``start_port``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ..link import Link, SerialLink
+from ..protocol import Frame, FrameParser
+from ._process import ProcessRunner, RunnerError, runner_settings
+
+NAME = "fvp"
+BINARY = "FVP_Corstone_SSE-300_Ethos-U55"
+REPORTS_EXIT_CODE = False
+DEFAULTS = {"binary": BINARY, "timeout_s": 300, "timelimit_s": 600, "start_port": 5000,
+            "args": ["-C", "mps3_board.visualisation.disable-visualisation=1",
+                     "-C", "mps3_board.telnetterminal0.start_telnet=0",
+                     "-C", "mps3_board.uart0.out_file=-",
+                     "-C", "mps3_board.uart0.shutdown_on_eot=1"]}
+# Always added: the link needs a raw, quiet terminal 0 on a known port, and the other terminals
+# must not try to launch xterms on a headless CI machine.
+LINK_ARGS = ["-C", "mps3_board.telnetterminal0.mode=raw",
+             "-C", "mps3_board.telnetterminal0.quiet=1",
+             "-C", "mps3_board.telnetterminal1.start_telnet=0",
+             "-C", "mps3_board.telnetterminal2.start_telnet=0",
+             "-C", "mps3_board.uart0.unbuffered_output=1"]
+CONNECT_TIMEOUT_S = 60.0   # the FVP takes a few seconds to elaborate the model
+
+_LISTEN = re.compile(rb"(telnetterminal\d+): Listening for serial connection on port (\d+)")
+_MIPS = re.compile(rb"^\s*(\S*cpu\d*)\s*:\s*([\d.]+)\s*MIPS\s*\(\s*(\d+)\s*Inst\)", re.M)
+_STAT = re.compile(rb"^(Simulated time|User time|System time|Wall time)\s*:\s*([\d.]+)s", re.M)
+_STOP = re.compile(rb"^(?:Info|Warning|Error):.*(?:stopp|terminat|time ?limit).*$", re.M | re.I)
+
+
+def fvp_command(elf_path: str | os.PathLike, settings: dict, binary: str | None = None) -> list[str]:
+    """The FVP command line for one run."""
+    s = {**DEFAULTS, **settings}
+    cmd = [binary or s["binary"], *s["args"], *LINK_ARGS,
+           "-C", f"mps3_board.telnetterminal0.start_port={int(s['start_port'])}",
+           "-a", str(elf_path), "--stat"]
+    if s.get("timelimit_s"):
+        cmd += ["--timelimit", str(int(s["timelimit_s"]))]
+    return cmd
+
+
+@dataclass
+class FvpTranscript:
+    """What an FVP run printed: terminal ports, UART0 frames (via ``uart0.out_file=-``), the
+    ``--stat`` block and why it stopped."""
+    ports: dict[str, int] = field(default_factory=dict)
+    frames: list[Frame] = field(default_factory=list)
+    eot: bool = False
+    instructions: dict[str, int] = field(default_factory=dict)   # cpu name -> instructions run
+    times_s: dict[str, float] = field(default_factory=dict)      # "Simulated time" etc.
+    stop_lines: list[str] = field(default_factory=list)
+
+    @property
+    def timed_out(self) -> bool:
+        return any(re.search("time ?limit", ln, re.I) for ln in self.stop_lines)
+
+
+def parse_transcript(data: bytes) -> FvpTranscript:
+    """Read an FVP's stdout (the runner's log): never raises on odd input."""
+    t = FvpTranscript()
+    for m in _LISTEN.finditer(data):
+        t.ports.setdefault(m.group(1).decode(), int(m.group(2)))
+    parser = FrameParser()
+    t.frames = parser.feed(data)
+    t.eot = parser.eot_count > 0
+    for m in _MIPS.finditer(data):
+        t.instructions[m.group(1).decode()] = int(m.group(3))
+    for m in _STAT.finditer(data):
+        t.times_s[m.group(1).decode()] = float(m.group(2))
+    t.stop_lines = [m.group(0).decode("utf-8", "replace").strip() for m in _STOP.finditer(data)]
+    return t
+
+
+class Runner(ProcessRunner):
+    NAME = NAME
+    REPORTS_EXIT_CODE = REPORTS_EXIT_CODE
+
+    def __init__(self, log_path=None, binary: str | None = None, **_options):
+        super().__init__(log_path)
+        self.binary = binary
+        self.command: list[str] | None = None
+
+    @contextlib.contextmanager
+    def start(self, elf_path: str | os.PathLike, board=None) -> Iterator[Link]:
+        settings = runner_settings(board, NAME)
+        binary = self.binary or settings.get("binary", BINARY)
+        if shutil.which(binary) is None:
+            raise RunnerError(f"{binary} not found: download the Corstone-300 FVP from "
+                              "developer.arm.com and put it on PATH (README: Arm FVP in CI)")
+        elf = Path(elf_path).resolve()
+        if not elf.is_file():
+            raise RunnerError(f"fvp runner: no firmware at {elf}")
+        self.command = fvp_command(elf, settings, binary)
+        link = None
+        try:
+            self._spawn(self.command, stdin=subprocess.DEVNULL)
+            port = self._announced_port()
+            link = self._connect(port)
+            yield link
+        finally:
+            if link is not None:
+                link.close()
+            self.stop()
+
+    def _announced_port(self) -> int:
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        while time.monotonic() < deadline:
+            data = self.log_path.read_bytes() if self.log_path.exists() else b""
+            ports = parse_transcript(data).ports
+            if "telnetterminal0" in ports:
+                return ports["telnetterminal0"]
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise RunnerError(f"the FVP did not announce its UART0 port (telnetterminal0) within "
+                          f"{CONNECT_TIMEOUT_S:g} s; {self.describe()}")
+
+    def _connect(self, port: int) -> SerialLink:
+        import serial
+
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                return SerialLink(serial.serial_for_url(f"socket://127.0.0.1:{port}"))
+            except serial.SerialException as e:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RunnerError(f"cannot connect to the FVP's UART0 on port {port}: {e}; "
+                                      f"{self.describe()}") from e
+                time.sleep(0.05)
+
+    def transcript(self) -> FvpTranscript:
+        """The run's stdout, parsed (call after the run)."""
+        data = self.log_path.read_bytes() if self.log_path and self.log_path.exists() else b""
+        return parse_transcript(data)
+

@@ -1,0 +1,53 @@
+"""relu / relu6 / hardtanh / clamp -> CLAMP on integer codes (input and output share qparams).
+
+``q(clamp(dq(c), lo, hi)) == clamp(c, q(lo), q(hi))`` for every code c because q(dq(c)) == c and q is
+monotone, so the integer op is exact; bounds are quantized with PyTorch's rounding (half to even).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from ...qmath import DTYPE_RANGE, quantize_round_half_even
+from ...quantize import rules
+from ...quantize.quantizer import node_source
+from ..ir import LoweringError, Op
+from ._common import arg
+
+ATEN = ["aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"]
+
+
+def _bounds(node, name):
+    if name == "aten.relu":
+        return 0.0, math.inf
+    if name == "aten.relu6":
+        return 0.0, 6.0
+    if name == "aten.hardtanh":
+        return float(arg(node, 1, "min_val", -1.0)), float(arg(node, 2, "max_val", 1.0))
+    lo, hi = arg(node, 1, "min", None), arg(node, 2, "max", None)
+    if any(isinstance(v, torch.fx.Node) for v in (lo, hi)):
+        raise LoweringError(f"{node_source(node)}: clamp with tensor bounds is not supported")
+    return (-math.inf if lo is None else float(lo)), (math.inf if hi is None else float(hi))
+
+
+def lower(ctx, node) -> None:
+    src = node_source(node)
+    x = ctx.input(node.args[0], node)
+    out = ctx.output(node)
+    if (x.scale, x.zero_point) != (out.scale, out.zero_point):
+        raise LoweringError(f"{src}: {node.name} input and output qparams differ; quantize with tabula.quantize")
+    name = rules.canonical_op(node.target)
+    lo, hi = _bounds(node, name)
+    qlo, qhi = DTYPE_RANGE[x.dtype]
+
+    def code(v, default):
+        if math.isinf(v):
+            return default
+        return int(quantize_round_half_even(np.array([v], np.float32), x.scale, x.zero_point, x.dtype)[0])
+
+    cmin, cmax = code(lo, qlo), code(hi, qhi)
+    if cmin > cmax:
+        raise LoweringError(f"{src}: clamp bounds {lo}..{hi} are empty on this grid")
+    ctx.graph.add_op(Op("CLAMP", [x.name], [out.name], {"min": cmin, "max": cmax}, src))

@@ -1,0 +1,110 @@
+"""IR graph -> TOSA 1.0 flatbuffer (tosa-tools' ``serializer.tosa_serializer``) and back through the
+TOSA reference model (``tosa_reference_model.run``).
+
+Mapping (TOSA 1.0 operands are tensors, not attributes):
+
+``TABLE``    inputs ``x``, ``table`` (CONST); int8 -> int8, int16 -> int32.
+``RESCALE``  inputs ``x``, ``multiplier`` (CONST int32 [C or 1]; int16 when ``scale32`` is false),
+             ``shift`` (CONST int8), ``input_zp`` (CONST [1] of the input type), ``output_zp`` (CONST [1]
+             of the output type); attributes ``scale32``, ``rounding_mode = SINGLE_ROUND`` (tabula never
+             double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
+IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..lower.ir import Graph, IRError
+
+SUPPORTED_OPS = ("TABLE", "RESCALE")
+
+
+class TosaError(RuntimeError):
+    """The TOSA reference model rejected or failed a graph."""
+
+
+def unavailable() -> str | None:
+    """None when tosa-tools (serializer + reference model) imports, else the exact reason."""
+    try:
+        _modules()
+    except Exception as e:  # noqa: BLE001 - any import failure is the reason we report
+        return f"tosa-tools is not usable here: {type(e).__name__}: {e} (pip install tosa-tools)"
+    return None
+
+
+def _modules():
+    with warnings.catch_warnings():  # tosa-tools marks its pure-Python `serializer` package deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from serializer import tosa_serializer as ts
+    import tosa_reference_model
+    from tosa.DType import DType
+    from tosa.Op import Op
+    from tosa.RoundingMode import RoundingMode
+
+    return ts, tosa_reference_model, DType, Op, RoundingMode
+
+
+def serialize(g: Graph) -> bytes:
+    """The TOSA flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order), IR
+    constants become CONST ops, ``g.outputs`` the block outputs.  Raises :class:`IRError` naming any
+    op outside :data:`SUPPORTED_OPS`."""
+    ts, _, DType, Op, RoundingMode = _modules()
+    dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int64": DType.INT48}
+    other = sorted({o.op for o in g.ops} - set(SUPPORTED_OPS))
+    if other:
+        raise IRError(f"no TOSA serialization for IR ops {', '.join(other)} (supported: {', '.join(SUPPORTED_OPS)})")
+    s = ts.TosaSerializer(".")
+    name: dict[str, str] = {}
+
+    def const(shape, dtype, values) -> str:
+        return s.addConst(list(shape), dtype, np.asarray(values)).name
+
+    for n in g.inputs:
+        t = g.tensors[n]
+        name[n] = s.addPlaceholder(list(t.shape), dt[t.dtype], None).name
+    for n, arr in g.constants.items():
+        t = g.tensors[n]
+        name[n] = const(t.shape, dt[t.dtype], arr.reshape(-1))
+    outputs = set(g.outputs)
+    for op in g.ops:
+        (out_name,) = op.outputs
+        out = g.tensors[out_name]
+        if out_name in outputs:
+            name[out_name] = s.addOutput(list(out.shape), dt[out.dtype]).name
+        else:
+            name[out_name] = s.addIntermediate(list(out.shape), dt[out.dtype]).name
+        x = g.tensors[op.inputs[0]]
+        attr = ts.TosaSerializerAttribute()
+        if op.op == "TABLE":
+            attr.TableAttribute()
+            s.addOperator(Op.TABLE, [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        else:  # RESCALE
+            a = op.attrs
+            scale32 = bool(a.get("scale32", True))
+            m = np.atleast_1d(np.asarray(a["multiplier"], dtype=np.int64))
+            sh = np.atleast_1d(np.asarray(a["shift"], dtype=np.int64))
+            mult = const([m.size], DType.INT32 if scale32 else DType.INT16, m.astype(np.int32 if scale32 else np.int16))
+            shift = const([sh.size], DType.INT8, sh.astype(np.int8))
+            izp = const([1], dt[x.dtype], np.array([a.get("input_zp", 0)], dtype=np.int64))
+            ozp = const([1], dt[out.dtype], np.array([a.get("output_zp", 0)], dtype=np.int64))
+            attr.RescaleAttribute(scale32, RoundingMode.SINGLE_ROUND, bool(m.size > 1), False, False)
+            s.addOperator(Op.RESCALE, [name[op.inputs[0]], mult, shift, izp, ozp], [name[out_name]], attr)
+    return bytes(s.serialize())
+
+
+def run(flatbuffer: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run a TOSA flatbuffer on the official reference model; inputs in placeholder order.
+    Raises :class:`TosaError` when the graph status is not ``TOSA_VALID`` (an ERROR_IF or REQUIRE hit)."""
+    _, trm, *_ = _modules()
+    outs, status = trm.run(flatbuffer, [np.ascontiguousarray(a) for a in inputs])
+    if status != trm.GraphStatus.TOSA_VALID:
+        raise TosaError(f"TOSA reference model: {status}")
+    return [np.asarray(o) for o in outs]
+
+
+def run_graph(g: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """:func:`serialize` then :func:`run`; outputs in ``g.outputs`` order, reshaped to their IR shapes."""
+    outs = run(serialize(g), inputs)
+    return [o.reshape(g.tensors[n].shape) for o, n in zip(outs, g.outputs)]

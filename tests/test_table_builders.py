@@ -1,0 +1,179 @@
+"""Table building in qmath: domains, poles, saturation, monotonicity, the int16 slope limit,
+table-exact output qparams, the error bound, and the IR-level report and plots."""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from table_cases import CASES, build, single_table_graph  # noqa: E402
+from tabula import qmath  # noqa: E402
+from tabula.qmath import QuantizationError  # noqa: E402
+from tabula.report.tables import op_function, plot_tables, table_report  # noqa: E402
+
+CASE = {c.id: c for c in CASES}
+#: cases where f is monotone over the whole input range: +1 non-decreasing, -1 non-increasing
+MONOTONE = {"sigmoid": 1, "tanh": 1, "elu(1.0)": 1, "leaky_relu(0.01)": 1, "hardsigmoid": 1, "softplus": 1,
+            "exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sqrt": 1, "rsqrt": -1, "reciprocal": -1, "erf": 1,
+            "tan": 1, "atan": 1, "asin": 1, "acos": -1, "atanh": 1, "sinh": 1, "asinh": 1, "acosh": 1,
+            "pow(3)": 1, "pow(0.5)": 1}
+
+
+def _device(case, dtype):
+    table, qin, qout = build(case, dtype)
+    if dtype == "int8":
+        return table.astype(np.int64), table, qin, qout
+    return qmath.table_apply_int16(table, np.arange(-32768, 32768)).astype(np.int64), table, qin, qout
+
+
+# ---- monotonicity, poles, domain edges --------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("name", sorted(MONOTONE))
+def test_monotone_functions_give_monotone_tables(name, dtype):
+    out, table, _, _ = _device(CASE[name], dtype)
+    sign = MONOTONE[name]
+    assert np.all(sign * np.diff(table.astype(np.int64)) >= 0), "a table entry breaks monotonicity"
+    assert np.all(sign * np.diff(out) >= 0), "the device output breaks monotonicity"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("name,pole_value", [("reciprocal", "max"), ("rsqrt", "max"), ("log", "min")])
+def test_poles_at_zero_saturate_monotonically(name, pole_value, dtype):
+    case = CASE[name]
+    out, _, (s_in, zp_in), _ = _device(case, dtype)
+    codes = np.arange(-128, 128) if dtype == "int8" else np.arange(-32768, 32768)
+    lo, hi = qmath.DTYPE_RANGE[dtype]
+    at_or_below_zero = codes <= zp_in  # x <= 0: clipped to the domain edge 0, where f is +-inf
+    want = hi if pole_value == "max" else lo
+    assert np.all(out[at_or_below_zero] == want)
+    if dtype == "int8":  # the first code above 0 saturates too (1/s_in is the top of the range)
+        assert out[codes == zp_in + 1][0] in (want, want - 1 if want == hi else want + 1)
+    d = np.diff(out)
+    assert np.all(d <= 0) if pole_value == "max" else np.all(d >= 0)
+
+
+def test_int8_inf_results_saturate_like_pytorch():
+    # +-inf from f itself (not from a domain clip): 1/x at x = 0 and log(0)
+    t = qmath.build_table_int8(lambda v: 1.0 / v, 0.1, 0, 0.05, 0)
+    assert t[128] == 127 and t[127] == -128  # 1/(+0) = +inf; 1/(-0.1) = -10 -> -200 -> -128
+    t = qmath.build_table_int8(np.log, 0.1, -128, 0.05, 0)
+    assert t[0] == -128
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_acos_of_minus_one_is_the_largest_value(dtype):
+    out, _, _, (s_out, zp_out) = _device(CASE["acos"], dtype)
+    hi = qmath.DTYPE_RANGE[dtype][1]
+    assert out[0] == out.max() and out[0] >= hi - 1  # code -128 (x = -1.0079 -> -1) and -32768: pi
+    assert abs((out[0] - zp_out) * s_out - math.pi) <= s_out
+    if dtype == "int8":
+        assert out[-1] == zp_out  # acos(1) = 0 (int16: the last segment's chord misses the sqrt-like end)
+
+
+def test_domain_clip_gives_f_at_the_edge_instead_of_nan():
+    f = op_function("aten.asin")
+    with pytest.raises(QuantizationError, match="NaN"):
+        qmath.build_table_int8(f, 1 / 127, 0, math.pi / 2 / 127, 0)
+    t = qmath.build_table_int8(f, 1 / 127, 0, math.pi / 2 / 127, 0, domain=(-1.0, 1.0))
+    assert t[0] == t[1] == -127 and t[-1] == 127  # -1.0079 -> asin(-1); 1 -> asin(1)
+    with pytest.raises(QuantizationError, match="NaN"):
+        qmath.build_table_int16(f, 1.1 / 32767, 1.6 / 32767)
+    t16 = qmath.build_table_int16(f, 1.1 / 32767, 1.6 / 32767, domain=(-1.0, 1.0))
+    assert t16[0] == t16[1] and t16[-1] == t16[-2]  # both ends beyond +-1: f at the edge
+
+
+# ---- int16 slope limit ------------------------------------------------------------------------------
+def test_int16_too_steep_is_a_clear_error():
+    tan = op_function("aten.tan")
+    with pytest.raises(QuantizationError, match=r"too steep.*input codes .*Remedy"):
+        qmath.build_table_int16(tan, 2.0 / 32767, 20.0 / 32767)  # crosses the pole at pi/2
+    with pytest.raises(QuantizationError, match="too steep"):
+        qmath.build_table_int16(lambda v: 1.0 / v, 4.0 / 32767, 1.0, method="sample")  # -inf | +inf at 0
+    t = qmath.build_table_int16(lambda v: np.where(v < 0, -30000.0, 2767.0), 1 / 32767, 1.0)  # a jump that fits
+    assert np.abs(np.diff(t.astype(int))).max() == 32767
+
+
+def test_int16_sample_method_is_plain_rounding():
+    f = op_function("aten.sigmoid")
+    t = qmath.build_table_int16(f, 8 / 32767, 1 / 32767, method="sample")
+    x = qmath.INT16_TABLE_CODES * (8 / 32767)
+    np.testing.assert_array_equal(t, np.clip(np.rint(f(x) * 32767), -32768, 32767))
+    with pytest.raises(ValueError, match="method"):
+        qmath.build_table_int16(f, 1.0, 1.0, method="linspace")
+
+
+# ---- output qparams and error bound -----------------------------------------------------------------
+def test_int8_table_exact_qparams_equal_pytorch_minmax_observer_on_the_image():
+    from torchao.quantization.pt2e import MinMaxObserver
+
+    for c in (CASE["tanh"], CASE["silu"], CASE["sigmoid"], CASE["exp"]):
+        f = c.f()
+        s_in, zp_in = c.in_qparams("int8")
+        s, zp = qmath.table_output_qparams(f, s_in, zp_in, "int8")
+        obs = MinMaxObserver(dtype=torch.int8, quant_min=-128, quant_max=127, eps=2.0**-24)
+        obs(torch.from_numpy(f(qmath.dequantize(np.arange(-128, 128), s_in, zp_in))))
+        s_t, zp_t = obs.calculate_qparams()
+        assert (s, zp) == (float(s_t), int(zp_t))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_table_exact_qparams_use_the_whole_range_without_saturating(dtype):
+    for name in ("tanh", "sin", "silu", "exp", "atan"):
+        table, qin, qout = build(CASE[name], dtype)
+        e = qmath.table_error_lsb(CASE[name].f(), table, *qin, *qout, dtype)
+        assert e["saturated"] == 0
+        lo, hi = qmath.DTYPE_RANGE[dtype]
+        if dtype == "int8":
+            assert table.max() >= hi - 1 and (table.min() <= lo + 1 or qout[1] == lo)
+            assert e["max_lsb"] <= 0.5 + 1e-3  # the int8 table is q(f(dq(c))): only rounding
+        else:
+            assert max(abs(int(table.min())), int(table.max())) >= 32766
+
+
+def test_int16_minimax_beats_plain_sampling_and_meets_the_bound():
+    for name, bound in (("sigmoid", 1.06), ("tanh", 1.22)):  # sigmoid in [-8, 8], tanh in [-4, 4]
+        c = CASE[name]
+        f, (s_in, _), (s_out, _) = c.f(), c.in_qparams("int16"), build(c, "int16")[2]
+        plain = qmath.build_table_int16(f, s_in, s_out, method="sample")
+        best = qmath.build_table_int16(f, s_in, s_out)
+        ep = qmath.table_error_lsb(f, plain, s_in, 0, s_out, 0, "int16")
+        eb = qmath.table_error_lsb(f, best, s_in, 0, s_out, 0, "int16")
+        assert eb["max_lsb"] < ep["max_lsb"] and eb["mean_lsb"] < ep["mean_lsb"]
+        assert eb["max_lsb"] <= bound
+    f = op_function("aten.sigmoid")  # a narrower input range [-3, 3]: within 1 LSB everywhere
+    s_out, _ = qmath.table_output_qparams(f, 3 / 32767, 0, "int16")
+    t = qmath.build_table_int16(f, 3 / 32767, s_out)
+    assert qmath.table_error_lsb(f, t, 3 / 32767, 0, s_out, 0, "int16")["max_lsb"] <= 1.0
+
+
+def test_int16_minimax_never_worse_than_sampling_for_any_op():
+    for c in CASES:
+        f, (s_in, _) = c.f(), c.in_qparams("int16")
+        best, _, (s_out, _) = build(c, "int16")
+        plain = qmath.build_table_int16(f, s_in, s_out, domain=c.dom, method="sample")
+        eb = qmath.table_error_lsb(f, best, s_in, 0, s_out, 0, "int16", domain=c.dom)
+        ep = qmath.table_error_lsb(f, plain, s_in, 0, s_out, 0, "int16", domain=c.dom)
+        assert eb["max_lsb"] <= ep["max_lsb"] + 1e-9, c.id
+
+
+def test_error_lsb_counts_device_rounding():
+    t = np.zeros(513, np.int16)
+    e = qmath.table_error_lsb(lambda v: v * 0 + 0.25, t, 1 / 32767, 0, 1.0, 0, "int16")
+    assert e == {"max_lsb": 0.25, "mean_lsb": 0.25, "saturated": 0}
+
+
+# ---- report -----------------------------------------------------------------------------------------
+def test_table_report_and_plots(tmp_path):
+    g8, g16 = single_table_graph(CASE["sigmoid"], "int8"), single_table_graph(CASE["tanh"], "int16")
+    (r8,) = table_report(g8)
+    (r16,) = table_report(g16)
+    assert r8["function"] == "aten.sigmoid" and r8["dtype"] == "int8" and r8["max_lsb"] <= 0.5
+    assert r16["dtype"] == "int16" and r16["output"] == "y" and 0.9 < r16["max_lsb"] <= 1.22
+    paths = plot_tables(g16, tmp_path) + plot_tables(g8, tmp_path / "b")
+    assert [p.suffix for p in paths] == [".png", ".png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in paths)
