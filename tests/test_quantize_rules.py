@@ -144,7 +144,7 @@ def _table_bound(program) -> float:
     err = table_error_lsb(f, g.constants[op.inputs[1]], x.scale, x.zero_point, out.scale, out.zero_point, x.dtype,
                           domain=tuple(dom) if dom else None)
     if x.dtype == "int8":
-        assert err["max_lsb"] <= 0.5 + 1e-9  # an exact int8 table only rounds
+        assert err["max_lsb"] <= 0.5 + 1e-4  # an exact int8 table only rounds (float32 f adds ~1e-6)
     return float(err["max_lsb"])
 
 

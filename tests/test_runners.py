@@ -354,5 +354,5 @@ def test_find_port_by_usb_id():
     with pytest.raises(RunnerError, match=r"no serial port with USB id 1366:1015 \(ports seen: /dev/ttyS0, "
                                           r"/dev/ttyACM0 \(0483:374b\), /dev/ttyACM1 \(0416:5021\)\)"):
         find_port(["1366:1015"], ports)
-    with pytest.raises(RunnerError, match="2 serial ports match USB id 0483; choose one with port="):
+    with pytest.raises(RunnerError, match="2 serial ports match USB id 0483: /dev/ttyACM0, /dev/ttyACM2; choose one with port="):
         find_port(["0483"], ports + [P(device="/dev/ttyACM2", vid=0x0483, pid=0x3752)])

@@ -47,7 +47,7 @@ LINK_ARGS = ["-C", "mps3_board.telnetterminal0.mode=raw",
              "-C", "mps3_board.uart0.unbuffered_output=1"]
 CONNECT_TIMEOUT_S = 60.0   # the FVP takes a few seconds to elaborate the model
 
-_LISTEN = re.compile(rb"(telnetterminal\d+): Listening for serial connection on port (\d+)")
+_LISTEN = re.compile(rb"(telnetterminal\d+): Listening for serial connection on port (\d+)\r?\n")  # whole lines only
 _MIPS = re.compile(rb"^\s*(\S*cpu\d*)\s*:\s*([\d.]+)\s*MIPS\s*\(\s*(\d+)\s*Inst\)", re.M)
 _STAT = re.compile(rb"^(Simulated time|User time|System time|Wall time)\s*:\s*([\d.]+)s", re.M)
 _STOP = re.compile(rb"^(?:Info|Warning|Error):.*(?:stopp|terminat|time ?limit).*$", re.M | re.I)
