@@ -145,8 +145,8 @@ def test_fvp_misbehaving(fake_fvp, tmp_path, monkeypatch, mode):
 
 def test_fvp_that_fails_to_start_is_one_clear_error(fake_fvp, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_FVP_MODE", "badargs")
-    with pytest.raises(RunnerError, match=r"did not announce its UART0 port.*exited with 1.*"
-                                          r"cannot load application"):
+    with pytest.raises(RunnerError, match=r"(?s)^the FVP exited before it announced its UART0 "
+                                          r"port.*exited with 1.*cannot load application"):
         with get_runner("fvp")(log_path=tmp_path / "fvp.log").start(fake_fvp[0], board_ns()):
             pass
 
@@ -213,8 +213,9 @@ class PtyDevice(threading.Thread):
         resets_seen, parser, n = 0, FrameParser(), 0
         while not self.stop.is_set():
             text = self.calls.read_text() if self.calls.exists() else ""
-            if text.count("reset ") > resets_seen:
-                resets_seen = text.count("reset ")
+            n_resets = sum(ln.startswith("reset ") for ln in text.splitlines())
+            if n_resets > resets_seen:
+                resets_seen = n_resets
                 self.boot()
             if not select.select([self.master], [], [], 0.02)[0]:
                 continue

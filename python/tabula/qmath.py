@@ -288,23 +288,6 @@ def _table16_segment_directions(y: np.ndarray, y_end: float) -> np.ndarray:
     return np.where(up & down, 2, np.where(up, 1, np.where(down, -1, 0)))
 
 
-def _table16_errors(t: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """|device output - target| per segment [512, 128] for table ``t`` (int64 [513])."""
-    r = np.arange(128, dtype=np.int64)
-    v = (t[:-1, None] << 7) + (t[1:, None] - t[:-1, None]) * r  # 16.7
-    dev = np.clip((v + 64) >> 7, -32768, 32767)  # RESCALE x 2^-7, half up
-    return np.abs(dev - Y)
-
-
-def _table16_feasible(t: np.ndarray, dirs: np.ndarray) -> bool:
-    d = np.diff(t)
-    return bool(
-        np.all((t >= -32768) & (t <= 32767))
-        and np.all((d >= _SLOPE_MIN) & (d <= _SLOPE_MAX))
-        and np.all(d[dirs == 1] >= 0) and np.all(d[dirs == -1] <= 0) and np.all(d[dirs == 2] == 0)
-    )
-
-
 def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
     """Real-valued 513 knots of the continuous piecewise-linear function (knots every 128 codes)
     nearest to the target in least squares -- what the interpolation can represent best on average."""

@@ -4,13 +4,20 @@
 ``LinkClosed`` once the other end has gone. Callers build their own deadlines on top of it.
 
 Adapters: ``SerialLink`` over any pyserial object (``serial.serial_for_url`` also opens
-``socket://host:port`` and ``loop://``) and ``PipeLink`` over a subprocess's stdin/stdout pipes.
+``socket://host:port`` and ``loop://``), ``SocketLink`` over a TCP connection to an emulator's
+UART (QEMU ``-chardev socket``, the FVP's telnet terminal in raw mode) and ``PipeLink`` over a
+subprocess's stdin/stdout pipes.
+
+``SocketLink`` exists because pyserial's ``socket://`` discards whatever arrived while it was
+opening (``open()`` ends with ``reset_input_buffer()``): an emulator that starts sending the moment
+we connect (the boot banner, HELLO) would lose its first bytes.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import socket
 import time
 from typing import IO, Protocol
 
@@ -81,6 +88,52 @@ class SerialLink:
         try:
             self.ser.close()
         except Exception:  # closing a dead port must not mask the real error
+            pass
+
+
+class SocketLink:
+    """A connected TCP socket as a Link. Data that arrived before the peer closed is returned
+    before ``LinkClosed`` is raised."""
+
+    def __init__(self, sock: socket.socket, poll_s: float = POLL_S,
+                 write_timeout_s: float = WRITE_TIMEOUT_S):
+        self.sock = sock
+        self.poll_s = poll_s
+        self.write_timeout_s = write_timeout_s
+        self._eof = False
+
+    @classmethod
+    def connect(cls, host: str, port: int, timeout_s: float = 5.0, **kwargs) -> "SocketLink":
+        return cls(socket.create_connection((host, port), timeout=timeout_s), **kwargs)
+
+    def write(self, data: bytes) -> None:
+        self.sock.settimeout(self.write_timeout_s)
+        try:
+            self.sock.sendall(data)
+        except socket.timeout as e:
+            raise LinkTimeout(f"device did not read {len(data)} bytes within {self.write_timeout_s} s") from e
+        except OSError as e:
+            raise LinkClosed(f"socket to the device closed: {e}") from e
+
+    def read(self, max_bytes: int) -> bytes:
+        if self._eof:
+            raise LinkClosed("socket from the device closed")
+        self.sock.settimeout(self.poll_s)
+        try:
+            data = self.sock.recv(max_bytes)
+        except socket.timeout:
+            return b""
+        except OSError as e:
+            raise LinkClosed(f"socket from the device failed: {e}") from e
+        if not data:
+            self._eof = True
+            raise LinkClosed("socket from the device closed")
+        return data
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
             pass
 
 

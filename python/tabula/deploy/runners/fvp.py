@@ -3,7 +3,7 @@
 The FVP's UART0 is a "telnet terminal" component. We stop it from launching an xterm
 (``telnetterminal0.start_telnet=0``), put it in raw mode (no telnet negotiation bytes in the
 stream) and connect to the port it announces on stdout ("telnetterminal0: Listening for serial
-connection on port N") with pyserial ``socket://``. ``uart0.out_file=-`` also copies everything
+connection on port N") over TCP (:class:`~tabula.deploy.link.SocketLink`). ``uart0.out_file=-`` also copies everything
 UART0 sends to the FVP's stdout, which goes to the runner's log: the transcript survives even if
 the socket does not, and :func:`parse_transcript` reads frames and statistics back from it.
 ``uart0.shutdown_on_eot=1`` stops the FVP when the firmware writes EOT (0x04) after STATUS;
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..link import Link, SerialLink
+from ..link import Link, SocketLink
 from ..protocol import Frame, FrameParser
 from ._process import ProcessRunner, RunnerError, runner_settings
 
@@ -135,19 +135,18 @@ class Runner(ProcessRunner):
             if "telnetterminal0" in ports:
                 return ports["telnetterminal0"]
             if self.proc.poll() is not None:
-                break
+                raise RunnerError(f"the FVP exited before it announced its UART0 port "
+                                  f"(telnetterminal0); {self.describe()}")
             time.sleep(0.05)
         raise RunnerError(f"the FVP did not announce its UART0 port (telnetterminal0) within "
                           f"{CONNECT_TIMEOUT_S:g} s; {self.describe()}")
 
-    def _connect(self, port: int) -> SerialLink:
-        import serial
-
+    def _connect(self, port: int) -> SocketLink:
         deadline = time.monotonic() + 10.0
         while True:
             try:
-                return SerialLink(serial.serial_for_url(f"socket://127.0.0.1:{port}"))
-            except serial.SerialException as e:
+                return SocketLink.connect("127.0.0.1", port)
+            except OSError as e:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
                     raise RunnerError(f"cannot connect to the FVP's UART0 on port {port}: {e}; "
                                       f"{self.describe()}") from e

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from ..link import Link, SerialLink
+from ..link import Link, SocketLink
 from ._process import ProcessRunner, RunnerError, log_tail, runner_settings
 
 NAME = "qemu"
@@ -91,16 +91,14 @@ class Runner(ProcessRunner):
                 link.close()
             self.stop()
 
-    def _connect(self, port: int) -> SerialLink | None:
+    def _connect(self, port: int) -> SocketLink | None:
         """Connect to QEMU's UART socket, retrying until QEMU listens, exits, or time runs out."""
-        import serial
-
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
                 return None
             try:
-                return SerialLink(serial.serial_for_url(f"socket://127.0.0.1:{port}"))
-            except serial.SerialException:
+                return SocketLink.connect("127.0.0.1", port)
+            except OSError:
                 time.sleep(0.05)
         return None
