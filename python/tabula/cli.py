@@ -62,6 +62,14 @@ def _cmd_run(a) -> int:
     return 0
 
 
+def _cmd_plots(a) -> int:
+    from .stages import plot_stage
+
+    for path in plot_stage(a.ir, a.out):
+        print(f"tabula: {path}")
+    return 0
+
+
 def _cmd_show(a) -> int:
     from .report import print_table
 
@@ -178,6 +186,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, default=0)
     r.add_argument("--quiet", action="store_true", help="do not print the table")
     r.set_defaults(fn=_cmd_run)
+    pl = sub.add_parser("plots", help="one PNG per TABLE op: f, the dequantized table, the error in LSB")
+    pl.add_argument("--ir", required=True)
+    pl.add_argument("--out", required=True)
+    pl.set_defaults(fn=_cmd_plots)
     s = sub.add_parser("show", help="print a results.json as a table")
     s.add_argument("results")
     s.set_defaults(fn=_cmd_show)

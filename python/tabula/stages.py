@@ -68,6 +68,11 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     (out / "quantized_graph.txt").write_text(gm.code)
     program = tabula.lower(gm, example)
     program.save(out)
+    from tabula.report import write_results
+    from tabula.report.tables import table_report
+
+    # compile-time error bound of every TABLE op, over every input code
+    write_results(out / "tables.json", {"tables": table_report(program.graph)})
     return program
 
 
@@ -184,6 +189,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "tick_hz": tick_hz,
         "arena_bytes": _arena_bytes(elf_path),
         **elf_sizes(elf_path),
+        "tables": _tables(ir_dir),
         "device_exit_code": session.exit_code,
         "rejected_frames": session.n_rejected_frames,
         "resends": session.n_resends,
@@ -195,6 +201,19 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if error is not None:
         raise error
     return results
+
+
+def _tables(ir_dir) -> list | None:
+    p = Path(ir_dir) / "tables.json"
+    return json.loads(p.read_text())["tables"] if p.is_file() else None
+
+
+def plot_stage(ir_dir, out_dir) -> list[Path]:
+    """Write one PNG per TABLE op (f, the dequantized table, the error in LSB) into ``out_dir``."""
+    import tabula
+    from tabula.report.tables import plot_tables
+
+    return plot_tables(tabula.load(ir_dir).graph, out_dir)
 
 
 def _arena_bytes(elf_path) -> int | None:

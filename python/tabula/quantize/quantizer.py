@@ -221,7 +221,7 @@ class TabulaQuantizer(Quantizer):
     def _table(self, node: Node, name: str) -> QuantizationAnnotation:
         s = self.scheme
         x = node.args[0]
-        dom = rules.DOMAIN.get(name)
+        dom = rules.domain_of(name, node.args[1:])
         if dom is not None and dom.fixed:
             scale, zp = domain_grid(dom, s)
             in_spec = FixedQParamsQuantizationSpec(

@@ -112,6 +112,14 @@ DOMAIN: dict[str, Domain] = {
     "aten.acosh": Domain(1.0, math.inf),
 }
 
+def domain_of(name: str, args=()) -> Domain | None:
+    """The domain of table op ``name`` called with extra arguments ``args``: :data:`DOMAIN`, and for
+    ``pow`` with a non-integer constant exponent ``[0, inf)`` (negative bases give NaN)."""
+    if name == "aten.pow" and args and float(args[0]) != int(float(args[0])):
+        return Domain(0.0, math.inf)
+    return DOMAIN.get(name)
+
+
 #: Range-preserving ops that share their producer's qparams: packet name -> index of the data input.
 SHARED: dict[str, int] = {
     "aten.max_pool2d": 0,

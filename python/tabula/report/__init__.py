@@ -58,3 +58,6 @@ def print_table(results: dict) -> None:
     for k in keys:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k])}")
+    for t in results.get("tables") or []:
+        print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}: max {t.get('max_lsb', float('nan')):.3f} LSB, "
+              f"mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")

@@ -32,7 +32,7 @@ def lower(ctx, node) -> None:
         raise LoweringError(f"{src}: pow is a TABLE only with a constant scalar exponent")
     if any(isinstance(a, torch.fx.Node) for a in extra + list(kwargs.values())):
         raise LoweringError(f"{src}: {name} with a tensor argument cannot be a TABLE")
-    dom = rules.DOMAIN.get(name)
+    dom = rules.domain_of(name, extra)
     domain = (dom.lo, dom.hi) if dom is not None else None
 
     def f(v):
