@@ -111,6 +111,7 @@ class KernelLib:
             "tabula_sub_s32": [_i32p, _i32p, i32, _i32p],
             "tabula_mul_s32": [_i32p, _i32p, i32, i32, _i32p],
             "tabula_concat": [C.POINTER(C.c_void_p), _i32p, i32, i32, C.c_void_p],
+            "tabula_slice": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p],
         }
         for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32")):
             ip, op = ({v[1]: v[0] for v in _PTR.values()}[t] for t in (a, b))
@@ -278,6 +279,15 @@ class KernelLib:
         self._call("tabula_table_s8", _ptr(x, _i8p), x.size, _ptr(t, _i8p), _ptr(out, _i8p))
         return out
 
+    def slice(self, x, start, size) -> np.ndarray:
+        """``tabula_slice`` of any dtype, rank 1..6."""
+        x = np.asarray(x, order="C")
+        shape, st, sz = _c(x.shape, np.int32), _c(start, np.int32), _c(size, np.int32)
+        out = _out(tuple(size), x.dtype)
+        self._call("tabula_slice", x.ctypes.data, _ptr(shape, _i32p), _ptr(st, _i32p), _ptr(sz, _i32p), x.ndim,
+                   x.itemsize, out.ctypes.data)
+        return out
+
     def transpose(self, x, perms) -> np.ndarray:
         x = np.asarray(x, order="C")
         shape, p = _c(x.shape, np.int32), _c(perms, np.int32)
@@ -285,3 +295,4 @@ class KernelLib:
         self._call("tabula_transpose", x.ctypes.data, _ptr(shape, _i32p), _ptr(p, _i32p), x.ndim, x.itemsize,
                    out.ctypes.data)
         return out
+

@@ -183,6 +183,13 @@ tabula_status tabula_mul_s32(const int32_t *a, const int32_t *b, int32_t count, 
 tabula_status tabula_concat(const void *const *inputs, const int32_t *inner_bytes, int32_t n_inputs,
                             int32_t outer, void *output);
 
+/*
+ * SLICE (TOSA 1.0) of a row-major tensor of rank 1..6, any element size: output dim i holds
+ * input indices start[i] .. start[i] + size[i] - 1 (0 <= start[i], start[i] + size[i] <= in_shape[i]).
+ */
+tabula_status tabula_slice(const void *input, const int32_t *in_shape, const int32_t *start,
+                           const int32_t *size, int32_t rank, int32_t elem_bytes, void *output);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@ int8 (affine, any zp) or int16 (symmetric: zp must be 0); "acc" is int32 for int
 ``MUL``               in: int32 a, int32 b (same shape) -> int32; attrs: shift (0): ``(a*b) >> shift``
                       with rounding ``+ 2^(shift-1)`` when shift > 0; the result must fit int32.
 ``CONCAT``            in: 1..n tensors of one dtype, equal except on ``axis`` -> joined; attrs: axis.
+``SLICE``             in: any -> same dtype; attrs: start, size (one per dim): ``out[j] = x[start + j]``.
 ``RESHAPE``           in: any -> same dtype; attrs: shape (row-major, element order kept).
 ``TRANSPOSE``         in: any -> same dtype; attrs: perms (output dim i = input dim perms[i]).
 """
@@ -51,7 +52,7 @@ import numpy as np
 #: reference twin in ``tabula/reference/ops/``, a C kernel and a test.
 OPS = (
     "CONV2D", "FULLY_CONNECTED", "RESCALE", "TABLE", "MAX_POOL2D", "AVG_POOL2D", "CLAMP",
-    "ADD", "SUB", "MUL", "CONCAT", "RESHAPE", "TRANSPOSE",
+    "ADD", "SUB", "MUL", "CONCAT", "SLICE", "RESHAPE", "TRANSPOSE",
 )
 
 DTYPES = ("int8", "int16", "int32", "int64")
@@ -298,6 +299,12 @@ def verify(g: Graph) -> None:
                 need(len(t.shape) == len(out.shape) and all(t.shape[i] == out.shape[i] for i in range(len(out.shape)) if i != ax),
                      f"input {t.name} {t.shape} does not fit output {out.shape} on axis {ax}")
             need(sum(t.shape[ax] for t in ins) == out.shape[ax], "axis sizes must add up")
+        elif op.op == "SLICE":
+            (x,) = ins
+            st, sz = a["start"], a["size"]
+            need(len(st) == len(sz) == len(x.shape) and out.dtype == x.dtype, "start/size per dim, same dtype")
+            need(all(0 <= b and 0 <= n and b + n <= d for b, n, d in zip(st, sz, x.shape)), "slice out of bounds")
+            need(out.shape == tuple(sz), f"output shape {out.shape} != size {sz}")
         elif op.op == "RESHAPE":
             (x,) = ins
             need(out.dtype == x.dtype and int(np.prod(out.shape)) == int(np.prod(x.shape)), "element count/dtype")

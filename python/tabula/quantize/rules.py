@@ -130,6 +130,7 @@ SHARED: dict[str, int] = {
     "aten.view": 0,
     "aten.reshape": 0,
     "aten.permute": 0,
+    "aten.slice": 0,
     "aten.relu": 0,
     "aten.hardtanh": 0,
     "aten.relu6": 0,
