@@ -294,13 +294,21 @@ def test_board_silent_device_times_out_and_says_what_arrived(fake_pyocd, pty_dev
 
 
 def test_board_runner_over_socket_url(fake_pyocd, monkeypatch):
-    """``port`` may be any pyserial URL: a device served on TCP (e.g. ser2net, a remote desk)."""
+    """``port`` may be any pyserial URL: a device served on TCP (e.g. ser2net, a remote desk).
+    Like a board, it boots (banner + HELLO) when pyocd resets it."""
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     monkeypatch.setenv("TABULA_PORT", f"socket://127.0.0.1:{port}")
+    calls = fake_pyocd[1]
 
     def device():
         conn, _ = server.accept()
+        deadline = time.monotonic() + 10
+        while not (calls.exists() and "reset " in calls.read_text().splitlines()[-1] + " "
+                   and calls.read_text().splitlines()[-1].startswith("reset")):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
         with conn:
             conn.sendall(b"boot\n" + encode_frame(MsgType.HELLO, 0, encode_hello([4], [4], 0, "remote")))
             parser, n = FrameParser(), 0

@@ -10,8 +10,12 @@ import tempfile
 from pathlib import Path
 
 
-class RunnerError(RuntimeError):
-    """The runner could not start the firmware, or the firmware did not exit in time."""
+from tabula.stages import StageError
+
+
+class RunnerError(StageError):
+    """The runner could not start the firmware (a missing emulator, pyocd, pack or port), or the
+    firmware did not exit in time. A StageError, so the CLI prints it as one line."""
 
 
 def runner_settings(board, name: str) -> dict:

@@ -1,0 +1,47 @@
+"""Every op class lowers and runs bit-exact in both schemes: a model using all of them, through
+SCons, on the host build (C == Python reference) and on the emulated Corstone-300."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fixtures.zoo_model import export_zoo  # noqa: E402
+from test_end_to_end import scons  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("zoo")
+    export_zoo(d)
+    return d
+
+
+def _run(zoo, build, board, scheme):
+    scons(f"board={board}", f"scheme={scheme}", f"build_dir={build}", f"model={zoo / 'zoo.pt2'}",
+          f"calib={zoo / 'calib.npz'}", f"data={zoo / 'test.npz'}")
+    name = "zoo" if scheme == "int8" else f"zoo-{scheme}"
+    return json.loads((build / board / name / "results.json").read_text()), build / board / name
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_every_op_class_bit_exact_on_host(zoo, tmp_path, scheme):
+    r, out = _run(zoo, tmp_path, "host", scheme)
+    assert r["n_outputs_received"] == 16 and r["bit_exact_mismatches"] == 0
+    assert r["sqnr_db_vs_float"] > (30 if scheme == "int8" else 45)
+    ops = {o["op"] for o in json.loads((out / "ir.json").read_text())["ops"]}
+    assert {"CONV2D", "FULLY_CONNECTED", "TABLE", "CLAMP", "MAX_POOL2D", "AVG_POOL2D", "TRANSPOSE", "RESHAPE",
+            "SLICE", "CONCAT", "ADD", "SUB", "MUL", "RESCALE"} <= ops
+    assert {t["function"] for t in r["tables"]} == {"aten.sigmoid", "aten.tanh", "aten.gelu", "aten.silu"}
+
+
+@pytest.mark.qemu
+def test_every_op_class_bit_exact_on_corstone300_a16w8(zoo, tmp_path):
+    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("qemu-system-arm or arm-none-eabi-gcc not installed (./bootstrap.sh installs them)")
+    r, _ = _run(zoo, tmp_path, "corstone300", "a16w8")
+    assert r["n_outputs_received"] == 16 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
