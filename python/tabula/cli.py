@@ -25,8 +25,10 @@ def _quiet_torch() -> None:
     import warnings
 
     warnings.filterwarnings("ignore")
-    logging.getLogger("torch").setLevel(logging.ERROR)
-    logging.getLogger("torchao").setLevel(logging.ERROR)
+    import torch  # noqa: F401  (torch configures its loggers on import; quiet them afterwards)
+
+    for name in ("torch", "torch.utils._pytree", "torchao"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def _cmd_quantize(a) -> int:
