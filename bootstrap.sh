@@ -28,6 +28,8 @@ if ! $PY -c "import tabula, torch, torchao, SCons" >/dev/null 2>&1 \
     $PY -m pip install -q --disable-pip-version-check -e '.[test]'
     touch .bootstrap-stamp
 fi
+# pyenv only sees new console scripts (scons, tabula) after a rehash.
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash >/dev/null 2>&1 || true; fi
 # pip may put the scons launcher outside PATH for non-root users.
 if ! command -v scons >/dev/null 2>&1; then
     echo "bootstrap: note: 'scons' is not on PATH; use '$PY -m SCons' or add $($PY -m site --user-base)/bin to PATH"

@@ -112,6 +112,8 @@ class KernelLib:
             "tabula_mul_s32": [_i32p, _i32p, i32, i32, _i32p],
             "tabula_concat": [C.POINTER(C.c_void_p), _i32p, i32, i32, C.c_void_p],
             "tabula_slice": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p],
+            "tabula_pad": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p, C.c_void_p],
+            "tabula_resize_nearest": [C.c_void_p, i32, i32, i32, i32, i32, i32, i32, C.c_void_p],
         }
         for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32")):
             ip, op = ({v[1]: v[0] for v in _PTR.values()}[t] for t in (a, b))
@@ -286,6 +288,24 @@ class KernelLib:
         out = _out(tuple(size), x.dtype)
         self._call("tabula_slice", x.ctypes.data, _ptr(shape, _i32p), _ptr(st, _i32p), _ptr(sz, _i32p), x.ndim,
                    x.itemsize, out.ctypes.data)
+        return out
+
+    def pad(self, x, pad_before, pad_after, pad_value) -> np.ndarray:
+        """``tabula_pad`` of any dtype, rank 1..6."""
+        x = np.asarray(x, order="C")
+        shape, pb, pa = _c(x.shape, np.int32), _c(pad_before, np.int32), _c(pad_after, np.int32)
+        value = np.array([pad_value], dtype=x.dtype)
+        out = _out(tuple(d + b + a for d, b, a in zip(x.shape, pad_before, pad_after)), x.dtype)
+        self._call("tabula_pad", x.ctypes.data, _ptr(shape, _i32p), _ptr(pb, _i32p), _ptr(pa, _i32p), x.ndim,
+                   x.itemsize, value.ctypes.data, out.ctypes.data)
+        return out
+
+    def resize_nearest(self, x, scale) -> np.ndarray:
+        """``tabula_resize_nearest`` of an NHWC tensor, any dtype."""
+        x = np.asarray(x, order="C")
+        n, h, w, c = x.shape
+        out = _out((n, h * scale[0], w * scale[1], c), x.dtype)
+        self._call("tabula_resize_nearest", x.ctypes.data, n, h, w, c, scale[0], scale[1], x.itemsize, out.ctypes.data)
         return out
 
     def transpose(self, x, perms) -> np.ndarray:

@@ -35,7 +35,7 @@ def test_every_op_class_bit_exact_on_host(zoo, tmp_path, scheme):
     assert r["sqnr_db_vs_float"] > (30 if scheme == "int8" else 45)
     ops = {o["op"] for o in json.loads((out / "ir.json").read_text())["ops"]}
     assert {"CONV2D", "FULLY_CONNECTED", "TABLE", "CLAMP", "MAX_POOL2D", "AVG_POOL2D", "TRANSPOSE", "RESHAPE",
-            "SLICE", "CONCAT", "ADD", "SUB", "MUL", "RESCALE"} <= ops
+            "SLICE", "PAD", "RESIZE", "CONCAT", "ADD", "SUB", "MUL", "RESCALE"} <= ops
     assert {t["function"] for t in r["tables"]} == {"aten.sigmoid", "aten.tanh", "aten.gelu", "aten.silu"}
 
 

@@ -190,6 +190,22 @@ tabula_status tabula_concat(const void *const *inputs, const int32_t *inner_byte
 tabula_status tabula_slice(const void *input, const int32_t *in_shape, const int32_t *start,
                            const int32_t *size, int32_t rank, int32_t elem_bytes, void *output);
 
+/*
+ * PAD (TOSA 1.0, constant) of a row-major tensor of rank 1..6, element size 1..8: output dim i has
+ * pad_before[i] + in_shape[i] + pad_after[i] entries; positions outside the input hold *pad_value
+ * (one element, e.g. the zero point's code).
+ */
+tabula_status tabula_pad(const void *input, const int32_t *in_shape, const int32_t *pad_before,
+                         const int32_t *pad_after, int32_t rank, int32_t elem_bytes,
+                         const void *pad_value, void *output);
+
+/*
+ * RESIZE nearest with integer upscaling of an NHWC tensor [n][h][w][c], element size 1..8
+ * (PyTorch upsample_nearest2d): out[b][y][x][ch] = in[b][y / scale_y][x / scale_x][ch].
+ */
+tabula_status tabula_resize_nearest(const void *input, int32_t n, int32_t h, int32_t w, int32_t c,
+                                    int32_t scale_y, int32_t scale_x, int32_t elem_bytes, void *output);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,9 @@ int8 (affine, any zp) or int16 (symmetric: zp must be 0); "acc" is int32 for int
                       with rounding ``+ 2^(shift-1)`` when shift > 0; the result must fit int32.
 ``CONCAT``            in: 1..n tensors of one dtype, equal except on ``axis`` -> joined; attrs: axis.
 ``SLICE``             in: any -> same dtype; attrs: start, size (one per dim): ``out[j] = x[start + j]``.
+``PAD``               in: any -> same dtype; attrs: pad_before, pad_after (one per dim), pad_value (code).
+``RESIZE``            in: act NHWC -> same dtype; attrs: mode "NEAREST", scale [sy, sx] (integers >= 1):
+                      ``out[n][y][x][c] = x[n][y // sy][x // sx][c]`` (PyTorch upsample_nearest2d).
 ``RESHAPE``           in: any -> same dtype; attrs: shape (row-major, element order kept).
 ``TRANSPOSE``         in: any -> same dtype; attrs: perms (output dim i = input dim perms[i]).
 """
@@ -52,7 +55,7 @@ import numpy as np
 #: reference twin in ``tabula/reference/ops/``, a C kernel and a test.
 OPS = (
     "CONV2D", "FULLY_CONNECTED", "RESCALE", "TABLE", "MAX_POOL2D", "AVG_POOL2D", "CLAMP",
-    "ADD", "SUB", "MUL", "CONCAT", "SLICE", "RESHAPE", "TRANSPOSE",
+    "ADD", "SUB", "MUL", "CONCAT", "SLICE", "PAD", "RESIZE", "RESHAPE", "TRANSPOSE",
 )
 
 DTYPES = ("int8", "int16", "int32", "int64")
@@ -305,6 +308,19 @@ def verify(g: Graph) -> None:
             need(len(st) == len(sz) == len(x.shape) and out.dtype == x.dtype, "start/size per dim, same dtype")
             need(all(0 <= b and 0 <= n and b + n <= d for b, n, d in zip(st, sz, x.shape)), "slice out of bounds")
             need(out.shape == tuple(sz), f"output shape {out.shape} != size {sz}")
+        elif op.op == "PAD":
+            (x,) = ins
+            pb, pa = a["pad_before"], a["pad_after"]
+            need(len(pb) == len(pa) == len(x.shape) and min(pb + pa, default=0) >= 0, "pad_before/pad_after per dim, >= 0")
+            need(out.dtype == x.dtype and out.shape == tuple(d + b + e for d, b, e in zip(x.shape, pb, pa)), "output shape")
+            lo, hi = _RANGE.get(x.dtype, (-(2**63), 2**63 - 1))
+            need(lo <= a["pad_value"] <= hi, "pad_value outside the dtype")
+        elif op.op == "RESIZE":
+            (x,) = ins
+            sy, sx = a["scale"]
+            need(a.get("mode") == "NEAREST" and sy >= 1 and sx >= 1 and len(x.shape) == 4, "NEAREST, integer scale >= 1, NHWC")
+            n, h, w, c = x.shape
+            need(out.dtype == x.dtype and out.shape == (n, h * sy, w * sx, c), "output shape")
         elif op.op == "RESHAPE":
             (x,) = ins
             need(out.dtype == x.dtype and int(np.prod(out.shape)) == int(np.prod(x.shape)), "element count/dtype")

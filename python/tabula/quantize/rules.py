@@ -131,6 +131,8 @@ SHARED: dict[str, int] = {
     "aten.reshape": 0,
     "aten.permute": 0,
     "aten.slice": 0,
+    "aten.pad": 0,
+    "aten.upsample_nearest2d": 0,
     "aten.relu": 0,
     "aten.hardtanh": 0,
     "aten.relu6": 0,

@@ -1,0 +1,8 @@
+OP, TEMPLATE = "RESIZE", "resize"
+
+
+def context(op, g, ref) -> dict:
+    x = g.tensors[op.inputs[0]]
+    n, h, w, c = x.shape
+    sy, sx = op.attrs["scale"]
+    return dict(x=ref(x.name), y=ref(op.outputs[0]), n=n, h=h, w=w, c=c, sy=sy, sx=sx, elem_bytes=x.itemsize)
