@@ -102,7 +102,7 @@ def test_cat_inputs_and_output_share_one_grid(scheme):
 
 
 @pytest.mark.parametrize("scheme", SCHEME_NAMES)
-def test_pooling_reshape_and_relu_share_their_producers_grid(scheme):
+def test_range_preserving_ops_share_their_producers_grid(scheme):
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -110,13 +110,16 @@ def test_pooling_reshape_and_relu_share_their_producers_grid(scheme):
 
         def forward(self, x):
             y = torch.relu(self.conv(x))
+            y = nn.functional.pad(y, (1, 1, 1, 1))
+            y = nn.functional.interpolate(y, scale_factor=2, mode="nearest")[:, :, 2:18, 2:18]
             y = nn.functional.max_pool2d(y, 2)
-            y = nn.functional.avg_pool2d(y, 2)
-            return torch.flatten(y, 1)
+            y = nn.functional.avg_pool2d(y, 2).permute(0, 1, 3, 2)
+            return torch.cat([torch.flatten(nn.functional.hardtanh(y), 1), y.mean(dim=[2, 3])], dim=1)
 
     x = torch.randn(8, 2, 8, 8)
     gm = _quantize(Net(), x, scheme)
-    for op in ["aten.relu", "aten.max_pool2d", "aten.avg_pool2d", "aten.flatten"]:
+    for op in ["aten.relu", "aten.pad", "aten.upsample_nearest2d", "aten.slice", "aten.max_pool2d", "aten.avg_pool2d",
+               "aten.permute", "aten.hardtanh", "aten.flatten", "aten.mean"]:
         qin, qout = _q_before(gm, op)
         assert qin == qout, op
 
