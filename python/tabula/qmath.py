@@ -124,8 +124,9 @@ def reciprocal_scale(count: int) -> tuple[int, int]:
     ``multiplier * 2**-shift ~= 1/count``, ``multiplier`` in ``[2**30, 2**31)``.
 
     ``k = ceil(log2(count))``; ``multiplier = ((2**30 + 1) << k) // count``; ``shift = 30 + k``.
-    Raises QuantizationError for ``count <= 0``."""
-    if count <= 0:
+    Valid for ``1 <= count <= 2**30`` (beyond, the multiplier reaches 2**31).
+    Raises QuantizationError for counts outside that range."""
+    if count <= 0 or count > 2**30:
         raise QuantizationError(f"average pool window of {count} elements")
     k = (count - 1).bit_length()
     return int((((1 << 30) + 1) << k) // count), 30 + k

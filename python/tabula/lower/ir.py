@@ -265,6 +265,8 @@ def verify(g: Graph) -> None:
             need(x.dtype not in ("int32", "int64") or a["input_zp"] == 0, "int32/int64 inputs must have input_zp 0 (TOSA RESCALE)")
             lo, hi = _RANGE[out.dtype]
             need(lo <= a["output_zp"] <= hi, f"output_zp {a['output_zp']} outside {out.dtype}")
+            need(out.dtype == "int8" or a["output_zp"] == 0, "int16/int32 outputs need output_zp 0 (TOSA RESCALE)")
+            need(x.dtype != "int16" or a["input_zp"] == 0, "int16 inputs need input_zp 0 (TOSA RESCALE)")
         elif op.op == "TABLE":
             x, t = ins
             if x.dtype == "int8":
