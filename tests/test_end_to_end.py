@@ -140,3 +140,15 @@ def test_digits_a16w8_on_corstone300_qemu(build_dir):
     int8 = build_dir / "corstone300/digits/results.json"
     if int8.is_file():  # int16 activations are more faithful to float than int8
         assert r["sqnr_db_vs_float"] > json.loads(int8.read_text())["sqnr_db_vs_float"] + 3
+
+
+def test_input_larger_than_4_kib_runs_bit_exact_on_host(tmp_path, build_dir):
+    # 1 x 1 x 90 x 90 int8 = 8100 bytes in one INPUT frame (the device sizes its buffer from model.h)
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, stride=4), nn.Flatten(), nn.Linear(2 * 22 * 22, 3)).eval()
+    x = torch.randn(6, 1, 90, 90)
+    torch.export.save(torch.export.export(model, (x[:1],)), tmp_path / "wide.pt2")
+    np.savez(tmp_path / "calib.npz", x=x.numpy())
+    scons("board=host", f"build_dir={build_dir}", f"model={tmp_path / 'wide.pt2'}", f"calib={tmp_path / 'calib.npz'}")
+    r = _results(build_dir, "host", "wide")
+    assert r["n_outputs_received"] == 6 and r["bit_exact_mismatches"] == 0

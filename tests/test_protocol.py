@@ -122,12 +122,12 @@ def test_duplicates_are_all_delivered():
 
 
 def test_oversize_frame_dropped_at_header_with_bounded_memory():
-    header = b"#%02x%04x%04x" % (MsgType.INPUT, 1, MAX_PAYLOAD + 1)
-    p = FrameParser()
+    header = b"#%02x%04x%04x" % (MsgType.INPUT, 1, 4097)
+    p = FrameParser(max_payload=4096)
     assert p.feed(header + b"00" * 100_000 + b"\n") == []
     assert p.rejected == {"too-long": 1} and not p.in_frame
     assert p.feed(HELLO)[0].type == MsgType.HELLO
-    with pytest.raises(ProtocolError, match="4097 bytes exceeds the maximum 4096"):
+    with pytest.raises(ProtocolError, match="65536 bytes exceeds the maximum 65535"):
         encode_frame(MsgType.INPUT, 0, bytes(MAX_PAYLOAD + 1))
 
 
@@ -162,8 +162,8 @@ def test_input_output_status_nack():
     assert encode_input([b"ab", b"c"], [2, 1]) == b"abc"
     with pytest.raises(ProtocolError, match="input 1 is 2 bytes, the device expects 1"):
         encode_input([b"ab", b"cd"], [2, 1])
-    with pytest.raises(ProtocolError, match="frame maximum 4096"):
-        encode_input([bytes(4000), bytes(97)])
+    with pytest.raises(ProtocolError, match="frame maximum 65535"):
+        encode_input([bytes(65000), bytes(536)])
     out = parse_output(struct.pack("<Ii", 99, -2) + b"abcdef", [4, 2])
     assert (out.ticks, out.status, out.outputs) == (99, -2, [b"abcd", b"ef"])
     with pytest.raises(ProtocolError, match=r"OUTPUT \(outputs of \[4, 2\] bytes\) payload must be exactly 14 bytes, got 13"):

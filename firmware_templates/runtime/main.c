@@ -25,7 +25,21 @@
 
 #define TABULA_EXIT_LINK_CLOSED 64
 
-static tabula_frame rx;   /* 4 KiB: static, not on the stack */
+/* The receive buffer holds one INPUT (every model input) -- sized from model.h, at least 64 bytes
+ * so short control frames always fit. A hand-written model.h without the totals gets 4 KiB. */
+#ifndef TABULA_MODEL_INPUT_TOTAL_BYTES
+#define TABULA_MODEL_INPUT_TOTAL_BYTES 4096u
+#endif
+#if defined(TABULA_MODEL_OUTPUT_TOTAL_BYTES) && (TABULA_MODEL_OUTPUT_TOTAL_BYTES + 8u > TABULA_FRAME_MAX_PAYLOAD)
+#error "the model's outputs do not fit one OUTPUT frame (65527 bytes)"
+#endif
+#if TABULA_MODEL_INPUT_TOTAL_BYTES > TABULA_FRAME_MAX_PAYLOAD
+#error "the model's inputs do not fit one INPUT frame (65535 bytes)"
+#endif
+#define RX_CAPACITY (TABULA_MODEL_INPUT_TOTAL_BYTES > 64u ? TABULA_MODEL_INPUT_TOTAL_BYTES : 64u)
+
+static uint8_t rx_payload[RX_CAPACITY];   /* static, not on the stack */
+static tabula_frame rx = {0u, 0u, 0u, rx_payload, RX_CAPACITY};
 
 static uint32_t total_bytes(const uint32_t *sizes, int n)
 {

@@ -159,7 +159,7 @@ restart:;
     frame->type = header[0];
     frame->seq = (uint16_t)((header[1] << 8) | header[2]);
     frame->len = (uint16_t)((header[3] << 8) | header[4]);
-    if (frame->len > TABULA_FRAME_MAX_PAYLOAD) {
+    if (frame->len > frame->capacity) {
         return reject(nack_reason, nack_seq, TABULA_NACK_TOO_LONG, frame->seq);
     }
 

@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 #define TABULA_PROTOCOL_VERSION 1u
-#define TABULA_FRAME_MAX_PAYLOAD 4096u
+/* The length field's limit; a device accepts frames up to its receive buffer's capacity. */
+#define TABULA_FRAME_MAX_PAYLOAD 65535u
 #define TABULA_SEQ_UNKNOWN 0xFFFFu
 #define TABULA_EOT 0x04u
 
@@ -46,12 +47,14 @@ void tabula_frame_put(tabula_frame_writer *w, const uint8_t *data, uint32_t n);
 void tabula_frame_put_u32(tabula_frame_writer *w, uint32_t value);   /* little-endian */
 void tabula_frame_end(tabula_frame_writer *w);
 
-/* One received frame. */
+/* One received frame. The owner provides the payload buffer and its capacity in bytes; a longer
+ * frame is rejected with TABULA_NACK_TOO_LONG. */
 typedef struct {
     uint8_t type;
     uint16_t seq;
     uint16_t len;
-    uint8_t payload[TABULA_FRAME_MAX_PAYLOAD];
+    uint8_t *payload;
+    uint32_t capacity;
 } tabula_frame;
 
 typedef enum {

@@ -81,8 +81,18 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model"):
     import tabula
     from tabula.codegen import generate
 
+    from tabula.deploy.protocol import MAX_PAYLOAD
+
     program = tabula.load(ir_dir)
-    res = generate(program.graph, src_dir, model_name)
+    g = program.graph
+    in_total = sum(g.tensors[n].nbytes for n in g.inputs)
+    out_total = sum(g.tensors[n].nbytes for n in g.outputs)
+    if in_total > MAX_PAYLOAD or out_total + 8 > MAX_PAYLOAD:
+        raise StageError(
+            f"the model's inputs ({in_total} bytes) or outputs ({out_total} bytes) do not fit one protocol frame "
+            f"({MAX_PAYLOAD} bytes of payload, outputs 8 fewer); use smaller inputs/outputs or split the model"
+        )
+    res = generate(g, src_dir, model_name)
     (Path(src_dir) / "arena.json").write_text(
         json.dumps({"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
                     "const_bytes": res.const_bytes, "offsets": res.arena.offsets}, indent=1) + "\n"

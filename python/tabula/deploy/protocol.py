@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import NamedTuple, Sequence
 
-MAX_PAYLOAD = 4096
+MAX_PAYLOAD = 65535  # the 16-bit length field's limit
 """Largest payload, in bytes, a frame may carry."""
 PROTOCOL_VERSION = 1
 EOT = 0x04
