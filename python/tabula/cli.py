@@ -119,8 +119,15 @@ def _cmd_validate(a) -> int:
            f"build_dir={build_dir}", "run=0", *args]
     built = subprocess.run(cmd, capture_output=True, text=True)
     if built.returncode != 0:
-        lines = [ln for ln in (built.stderr + built.stdout).splitlines() if ln.strip()]
-        raise StageError(f"build failed: {' | '.join(lines[-3:])}")
+        lines = [ln for ln in (built.stderr + "\n" + built.stdout).splitlines() if ln.strip()]
+        # the stage's own error (tabula: error: ..., with its continuation lines) or SCons's
+        ours = [i for i, ln in enumerate(lines) if ln.startswith("tabula: error:")]
+        if ours:
+            first = ours[0]
+            rest = [ln for ln in lines[first + 1 :] if not ln.startswith(("scons:", "gcc ", "arm-none-eabi-", '"'))]
+            raise StageError("build failed: " + "\n".join([lines[first][len("tabula: error: "):], *rest]))
+        scons_err = [ln for ln in lines if ln.startswith("scons: ***")]
+        raise StageError(f"build failed: {' | '.join(scons_err or lines[-3:])}")
     if not a.model:
         data = str(build_dir / "examples" / "digits" / "test.npz")
         model = str(build_dir / "examples" / "digits" / "model.pt2")
@@ -218,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     except SessionError as e:
         print(f"tabula: error: {e}", file=sys.stderr)
         return 1
+    except (ValueError, TypeError) as e:  # bad input reported by torch/our checks: one line
+        if os.environ.get("TABULA_DEBUG"):
+            raise
+        print(f"tabula: error: {e} (set TABULA_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | N
         y = z["y"] if "y" in z.files else None
     if not np.isfinite(x).all():
         raise StageError(f"{what} file {p}: 'x' contains NaN or Inf")
+    if x.ndim < 1 or x.shape[0] == 0:
+        raise StageError(f"{what} file {p}: 'x' holds no samples (shape {x.shape}); give at least one")
+    if y is not None and (y.ndim != 1 or len(y) != len(x)):
+        raise StageError(f"{what} file {p}: 'y' has {y.shape} labels for {len(x)} samples; give one integer label per sample")
     return x, y
 
 
@@ -59,6 +63,11 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     ep = load_exported(model_path)
     x, _ = _load_npz_x(calib_path, "calibration")
     example = tuple(a for a in ep.example_inputs[0]) if ep.example_inputs else (torch.from_numpy(x[:1]),)
+    if len(example) != 1:
+        raise StageError(
+            f"the model takes {len(example)} inputs; the .npz files carry one ('x'), so SCons and the CLI handle "
+            "single-input models -- use the Python API (tabula.quantize with a list of input tuples) for more"
+        )
     if tuple(example[0].shape[1:]) != tuple(x.shape[1:]):
         raise StageError(
             f"calibration images have shape {x.shape[1:]} per sample but the model expects {tuple(example[0].shape[1:])}"
@@ -140,6 +149,11 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     out = Path(out_dir)
     program = tabula.load(ir_dir)
     x, y = _load_npz_x(data_path, "test data")
+    want = tuple(program.graph.tensors[program.graph.inputs[0]].shape)
+    if program.graph.io_layout.get(program.graph.inputs[0]) == "NCHW":
+        want = (want[0], want[3], want[1], want[2])
+    if tuple(x.shape[1:]) != want[1:]:
+        raise StageError(f"test data {data_path}: samples of shape {tuple(x.shape[1:])}, the model expects {want[1:]}")
     if limit:
         x, y = x[:limit], (y[:limit] if y is not None else None)
     board = load_board(board_name)

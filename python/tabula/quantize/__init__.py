@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-__all__ = ["quantize", "capture", "SCHEMES", "TabulaQuantizer", "UnsupportedOpError", "check_supported"]
+__all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "UnsupportedOpError", "check_supported"]
+
+#: The quantization schemes (details in :data:`tabula.quantize.quantizer.SCHEMES`); importable
+#: without torch, e.g. by SConstruct to check ``scheme=`` before anything runs.
+SCHEME_NAMES = ("int8", "a16w8")
 
 _LAZY = {"SCHEMES", "TabulaQuantizer", "UnsupportedOpError", "check_supported"}
 
@@ -33,7 +37,18 @@ def capture(model, example_inputs: tuple) -> "GraphModule":
     from torch.fx import GraphModule
 
     if isinstance(model, GraphModule):
-        return model
+        # our own copy (quantize annotates and rewrites it), without the guard node that
+        # ExportedProgram.module() adds by default (it would break prepare_pt2e)
+        import copy
+
+        gm = copy.deepcopy(model)
+        guards = [n for n in gm.graph.nodes if n.op == "call_module" and str(n.target) == "_guards_fn"]
+        for n in guards:
+            gm.graph.erase_node(n)
+        if guards:
+            gm.graph.lint()
+            gm.recompile()
+        return gm
     if isinstance(model, torch.export.ExportedProgram):
         return model.module(check_guards=False)
     if isinstance(model, torch.nn.Module):
@@ -43,14 +58,25 @@ def capture(model, example_inputs: tuple) -> "GraphModule":
 
 
 def _batches(calibration) -> Iterable[tuple]:
+    import numpy as np
     import torch
 
-    if isinstance(calibration, torch.Tensor):
+    def as_tensor(v):
+        return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) if isinstance(v, np.ndarray) else v
+
+    if isinstance(calibration, (torch.Tensor, np.ndarray)):
+        calibration = as_tensor(calibration)
+        if calibration.ndim == 0 or calibration.shape[0] == 0:
+            raise ValueError("calibration holds no samples; give a tensor [n, ...] with n >= 1")
         for i in range(calibration.shape[0]):
             yield (calibration[i : i + 1],)
         return
+    n = 0
     for item in calibration:
-        yield tuple(item) if isinstance(item, (tuple, list)) else (item,)
+        n += 1
+        yield tuple(as_tensor(v) for v in item) if isinstance(item, (tuple, list)) else (as_tensor(item),)
+    if n == 0:
+        raise ValueError("calibration holds no samples; give at least one input")
 
 
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
@@ -59,8 +85,8 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     Args:
         model: ``nn.Module``, ``ExportedProgram`` or captured ``GraphModule`` (float32, NCHW images).
         example_inputs: tuple of example float tensors (shapes fix the graph; batch 1 typical).
-        calibration: a float tensor ``[n, ...]`` run one sample at a time with the example's batch
-            size 1, or an iterable of input tuples.
+        calibration: a float tensor or numpy array ``[n, ...]`` run one sample at a time with the
+            example's batch size 1, or an iterable of input tuples.
         scheme: ``"int8"`` or ``"a16w8"`` (int16 activations, int8 weights).
         table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
             image of every input code) or ``"observed"`` (calibrated).

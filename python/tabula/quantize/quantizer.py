@@ -60,6 +60,11 @@ SCHEMES: dict[str, Scheme] = {
 }
 
 
+from . import SCHEME_NAMES  # noqa: E402
+
+assert tuple(SCHEMES) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantize/__init__.py in step"
+
+
 class UnsupportedOpError(ValueError):
     """The model uses ops tabula cannot quantize and lower.  ``ops`` lists ``(op name, source)``."""
 

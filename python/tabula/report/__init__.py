@@ -38,11 +38,14 @@ def write_results(path: str | Path, results: dict) -> None:
     tmp.replace(p)
 
 
-def _fmt(v) -> str:
+_DECIMALS = {"sqnr_db_vs_float": 1, "wall_seconds": 2}
+
+
+def _fmt(v, key: str = "") -> str:
     if v is None:
         return "-"
     if isinstance(v, float):
-        return f"{v:.4f}" if abs(v) < 10 else f"{v:.1f}"
+        return f"{v:.{_DECIMALS.get(key, 4)}f}"
     return str(v)
 
 
@@ -57,7 +60,7 @@ def print_table(results: dict) -> None:
     print("tabula results")
     for k in keys:
         if k in results:
-            print(f"  {k:<{width}}  {_fmt(results[k])}")
+            print(f"  {k:<{width}}  {_fmt(results[k], k)}")
     for t in results.get("tables") or []:
         print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}: max {t.get('max_lsb', float('nan')):.3f} LSB, "
               f"mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")

@@ -111,7 +111,7 @@ class Runner(ProcessRunner):
         binary = self.binary or settings.get("binary", BINARY)
         if shutil.which(binary) is None:
             raise RunnerError(f"{binary} not found: download the Corstone-300 FVP from "
-                              "developer.arm.com and put it on PATH (README: Arm FVP in CI)")
+                              "developer.arm.com and put it on PATH (README section: Running on the Corstone-300 FVP in CI)")
         elf = Path(elf_path).resolve()
         if not elf.is_file():
             raise RunnerError(f"fvp runner: no firmware at {elf}")
