@@ -6,7 +6,9 @@
  *
  * Accumulation is modulo 2^32 (unsigned, never undefined behaviour); it equals TOSA's int32
  * accumulator whenever the exact sum fits int32, which the IR contract requires.
- * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w.
+ * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
+ * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
+ * the scalar loop).
  *
  * Argument contract (TABULA_ERR_ARG otherwise): n, in_c, out_c >= 1; zero points in [-128, 127].
  */
@@ -29,10 +31,14 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
             uint32_t acc = bias ? (uint32_t)bias[o] : 0u;
             if (weight_zp == 0) {
                 int32_t wsum = 0;
+#if TABULA_HAVE_MVE
+                acc += (uint32_t)tabula_dot_s8_mve(xp, wp, in_c, &wsum);
+#else
                 for (i = 0; i < in_c; ++i) {
                     acc += (uint32_t)((int32_t)xp[i] * (int32_t)wp[i]);
                     wsum += wp[i];
                 }
+#endif
                 acc -= (uint32_t)input_zp * (uint32_t)wsum;
             } else {
                 for (i = 0; i < in_c; ++i) {

@@ -98,4 +98,29 @@ static inline void tabula_reciprocal_scale(int32_t count, int32_t *multiplier, i
     *shift = 30 + k;
 }
 
+
+/* ---- Helium (MVE) helpers: compiled for M-profile cores with MVE unless TABULA_PORTABLE_ONLY ---- */
+#if defined(__ARM_FEATURE_MVE) && !defined(TABULA_PORTABLE_ONLY)
+#include <arm_mve.h>
+#define TABULA_HAVE_MVE 1
+
+/* sum_j x[j] * w[j] (returned) and sum_j w[j] (*wsum) over len int8 pairs, 16 lanes per
+ * predicated VMLADAVA / VADDVA; both wrap modulo 2^32 like the scalar paths' uint32 sums. */
+static inline int32_t tabula_dot_s8_mve(const int8_t *x, const int8_t *w, int32_t len, int32_t *wsum)
+{
+    int32_t dot = 0, ws = 0, j;
+    for (j = 0; j < len; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(len - j));
+        const int8x16_t xv = vldrbq_z_s8(x + j, p);
+        const int8x16_t wv = vldrbq_z_s8(w + j, p);
+        dot = vmladavaq_p_s8(dot, xv, wv, p);
+        ws = vaddvaq_p_s8(ws, wv, p);
+    }
+    *wsum = ws;
+    return dot;
+}
+#else
+#define TABULA_HAVE_MVE 0
+#endif
+
 #endif /* TABULA_INTERNAL_H */
