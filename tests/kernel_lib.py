@@ -115,7 +115,7 @@ class KernelLib:
             "tabula_pad": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p, C.c_void_p],
             "tabula_resize_nearest": [C.c_void_p, i32, i32, i32, i32, i32, i32, i32, C.c_void_p],
         }
-        for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32")):
+        for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32"), ("s32", "s32")):
             ip, op = ({v[1]: v[0] for v in _PTR.values()}[t] for t in (a, b))
             sig[f"tabula_rescale_{a}_{b}"] = [ip, i32, i32, i32, i32, _i32p, _i32p, i32, op]
         for name, args in sig.items():

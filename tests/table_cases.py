@@ -3,8 +3,9 @@ input qparams: the real input range an activation of that op would be calibrated
 domain-limited ops (``rules.DOMAIN``) and fixed [-1, 1] grids for asin/acos/atanh.  Shared by
 tests/test_tosa_conformance.py, tests/test_table_builders.py and benchmarks/table_error.py.
 
-``single_table_graph(case, dtype)`` builds the IR a lowering produces for the op: TABLE (int8), or
-TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16), with table-exact output qparams.
+``table_op_graph(case, dtype)`` builds the IR the lowering produces for the op (the lowering's own
+emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); or the split
+int16 form TABLE hi -> RESCALE x 2^8, TABLE lo, ADD, RESCALE x 2^-15 -- with table-exact output qparams.
 """
 from __future__ import annotations
 
@@ -102,25 +103,41 @@ def build(case: Case, dtype: str, method: str = "minimax"):
     return table, (s_in, zp_in), (s_out, zp_out)
 
 
-def single_table_graph(case: Case, dtype: str, shape=None) -> Graph:
-    """The IR of one table op (as the lowering emits it) over an input of ``shape`` (default: every code)."""
-    table, (s_in, zp_in), (s_out, zp_out) = build(case, dtype)
+def build_auto(case: Case):
+    """((hi, lo or None), (s_in, 0), (s_out, 0)): the int16 table(s) the lowering picks for ``case``."""
+    f = case.f()
+    s_in, _ = case.in_qparams("int16")
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=case.dom)
+    return qmath.build_table_int16_auto(f, s_in, s_out, domain=case.dom), (s_in, 0), (s_out, 0)
+
+
+def table_op_graph(case: Case, dtype: str, shape=None, split: bool | None = None) -> Graph:
+    """The IR of one table op as the lowering emits it, over an input ``x`` of ``shape`` (default: every
+    code) to the output ``y``.  int16 ``split``: None = the lowering's choice, False = one table,
+    True = a split table."""
+    from tabula.lower.ops.table import emit_int16
+    from tabula.lower.pipeline import LoweringContext
+
     n = 256 if dtype == "int8" else 65536
     shape = tuple(shape or (n,))
     attrs = {"function": case.function, "args": list(case.args), "kwargs": dict(case.kwargs),
              "domain": list(case.dom) if case.dom else None}
     g = Graph()
-    g.add_tensor(Tensor("x", shape, dtype, s_in, zp_in))
-    g.add_tensor(Tensor("table", table.shape, dtype), table)
+    g.inputs, g.outputs = ["x"], ["y"]
     if dtype == "int8":
+        table, (s_in, zp_in), (s_out, zp_out) = build(case, dtype)
+        g.add_tensor(Tensor("x", shape, dtype, s_in, zp_in))
+        g.add_tensor(Tensor("table", table.shape, dtype), table)
         g.add_tensor(Tensor("y", shape, "int8", s_out, zp_out))
         g.add_op(Op("TABLE", ["x", "table"], ["y"], attrs, case.id))
-    else:
-        m, s = qmath.TABLE16_RESCALE
-        g.add_tensor(Tensor("acc", shape, "int32", s_out / 128.0, 0))
-        g.add_tensor(Tensor("y", shape, "int16", s_out, 0))
-        g.add_op(Op("TABLE", ["x", "table"], ["acc"], attrs, case.id))
-        g.add_op(Op("RESCALE", ["acc"], ["y"], {"input_zp": 0, "output_zp": 0, "multiplier": [m], "shift": [s],
-                                                "scale32": True}, case.id))
-    g.inputs, g.outputs = ["x"], ["y"]
+        return g
+    f, dom = case.f(), case.dom
+    tables, (s_in, _), (s_out, _) = build_auto(case)
+    if split is False and tables[1] is not None:
+        tables = (qmath.build_table_int16(f, s_in, s_out, domain=dom), None)
+    elif split and tables[1] is None:
+        tables = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    x = g.add_tensor(Tensor("x", shape, dtype, s_in, 0))
+    y = g.add_tensor(Tensor("y", shape, "int16", s_out, 0))
+    emit_int16(LoweringContext(None, g), "op", x, y, f, attrs, case.id, tables=tables)
     return g

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from table_cases import CASES, build, single_table_graph
+from table_cases import CASES, build, table_op_graph
 from tabula import qmath
 from tabula import tosa as T
 from tabula.lower.ir import Graph, Op, Tensor
@@ -28,26 +28,54 @@ def test_cases_cover_every_table_op():
     assert {c.function for c in CASES} == set(rules.TABLE)
 
 
+def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
+    """Every op of a table-op graph through our C kernels (host build), in order: tensor name -> value."""
+    vals = {"x": x}
+    for op in g.ops:
+        a = vals[op.inputs[0]]
+        if op.op == "TABLE":
+            out = kernel_lib.table(a, g.constants[op.inputs[1]])
+        elif op.op == "RESCALE":
+            at = op.attrs
+            out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
+                                     shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
+        else:
+            assert op.op == "ADD", op.op
+            out = kernel_lib.add(a, vals[op.inputs[1]])
+        vals[op.outputs[0]] = out
+    return vals
+
+
 @pytest.mark.host
-@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("form", ["int8", "int16", "int16-other"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_c_equals_reference_equals_tosa(case, dtype, kernel_lib):
-    g = single_table_graph(case, dtype)
-    x = ALL[dtype]
-    table = g.constants["table"]
-    if dtype == "int16":
-        g.outputs = ["acc", "y"]  # check the 16.7 TABLE output and the int16 result
-        ref_acc, ref_y = run_graph(g, [x])
-        tosa_acc, tosa_y = T.run_graph(g, [x])
-        c_acc = kernel_lib.table(x, table)
-        m, s = qmath.TABLE16_RESCALE
-        c_y = kernel_lib.rescale(c_acc, input_zp=0, output_zp=0, multiplier=[m], shift=[s], output_dtype="int16")
-        for got in (tosa_acc, c_acc):
-            np.testing.assert_array_equal(got, ref_acc)
-        for got in (tosa_y, c_y, qmath.table_apply_int16(table, x)):
-            np.testing.assert_array_equal(got, ref_y)
-        assert ref_y.dtype == np.int16
+def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
+    """Every intermediate and the result, on every input code.  ``int16``: the form the lowering picks
+    (one table, or a split table where one errs by more than 1 LSB); ``int16-other``: the other form."""
+    dtype = form[:5]
+    if form == "int16-other":
+        auto = table_op_graph(case, "int16", shape=(1,))
+        g = table_op_graph(case, dtype, split=sum(o.op == "TABLE" for o in auto.ops) == 1)
     else:
+        g = table_op_graph(case, dtype)
+    x = ALL[dtype]
+    tables = [o for o in g.ops if o.op == "TABLE"]
+    if dtype == "int16":
+        g.outputs = [o.outputs[0] for o in g.ops]  # every 16.7 / 16.15 intermediate and the int16 result
+        assert g.outputs[-1] == "y"
+        ref = dict(zip(g.outputs, run_graph(g, [x])))
+        tosa = dict(zip(g.outputs, T.run_graph(g, [x])))
+        c = _run_c(g, x, kernel_lib)
+        for n in g.outputs:
+            np.testing.assert_array_equal(tosa[n], ref[n], err_msg=n)
+            np.testing.assert_array_equal(c[n], ref[n], err_msg=n)
+        hi = g.constants[tables[0].inputs[1]]
+        emulated = (qmath.table_apply_int16(hi, x) if len(tables) == 1
+                    else qmath.table_apply_int16_split(hi, g.constants[tables[1].inputs[1]], x))
+        np.testing.assert_array_equal(emulated, ref["y"])
+        assert ref["y"].dtype == np.int16
+    else:
+        table = g.constants["table"]
         (ref_y,) = run_graph(g, [x])
         (tosa_y,) = T.run_graph(g, [x])
         np.testing.assert_array_equal(tosa_y, ref_y)
@@ -95,6 +123,8 @@ RESCALES = [  # (in dtype, out dtype, per-channel, input_zp, output_zp, scale32)
     ("int16", "int16", True, 0, 0, True),
     ("int32", "int16", False, 0, 0, True),
     ("int16", "int32", False, 0, 0, True),
+    ("int32", "int32", True, 0, 0, True),
+    ("int32", "int32", False, 0, 0, True),
     ("int64", "int16", True, 0, 0, False),
 ]
 
@@ -125,11 +155,32 @@ def test_rescale_matches_tosa(in_dt, out_dt, per_channel, izp, ozp, scale32, rng
     np.testing.assert_array_equal(c_out, ref)
 
 
+@pytest.mark.host
+def test_rescale_up_by_2_to_7_is_exact_and_the_shift_require_matches_tosa(kernel_lib):
+    """The split int16 table's RESCALE int32 -> int32 x 2^7: exact over the whole 16.7 range, and one
+    past it both the TOSA reference model and our reference refuse it (apply_scale_32's REQUIRE that
+    the value lie within +-2^(shift-1))."""
+    m, s = qmath.TABLE16_SPLIT_SHIFT_UP
+    x = np.array([-(2**22), -(2**22) + 1, -1, 0, 1, 12345, 2**22 - 1], np.int32)
+    g = _rescale_graph(x, "int32", [m], [s], 0, 0)
+    expected = x.astype(np.int64) * 2**qmath.TABLE16_FRAC_BITS
+    np.testing.assert_array_equal(run_graph(g, [x])[0], expected)
+    np.testing.assert_array_equal(T.run_graph(g, [x])[0], expected)
+    np.testing.assert_array_equal(kernel_lib.rescale(x, input_zp=0, output_zp=0, multiplier=[m], shift=[s],
+                                                     output_dtype="int32"), expected)
+    for bad in (2**22, -(2**22) - 1):
+        xb = np.array([0, bad], np.int32)
+        with pytest.raises(T.TosaError, match="UNPREDICTABLE"):
+            T.run_graph(_rescale_graph(xb, "int32", [m], [s], 0, 0), [xb])
+        with pytest.raises(InterpreterError, match="REQUIRE"):
+            run_graph(_rescale_graph(xb, "int32", [m], [s], 0, 0), [xb])
+
+
 def test_tosa_rejects_int16_slope_outside_int16_like_our_reference():
     t = np.zeros(513, np.int16)
     t[100], t[101] = 32767, -32768
-    g = single_table_graph(CASES[1], "int16", shape=(2,))
-    g.constants["table"] = t
+    g = table_op_graph(CASES[1], "int16", shape=(2,), split=False)
+    g.constants[g.ops[0].inputs[1]] = t
     x = np.array([100 * 128 - 32768 + 1, 100 * 128 - 32768 + 2], np.int16)
     with pytest.raises(T.TosaError, match="UNPREDICTABLE"):
         T.run_graph(g, [x])

@@ -141,6 +141,10 @@ tabula_status tabula_rescale_s16_s32(const int16_t *input, int32_t count, int32_
                                      int32_t input_zp, int32_t output_zp,
                                      const int32_t *multiplier, const int32_t *shift,
                                      int32_t per_channel, int32_t *output);
+tabula_status tabula_rescale_s32_s32(const int32_t *input, int32_t count, int32_t channels,
+                                     int32_t input_zp, int32_t output_zp,
+                                     const int32_t *multiplier, const int32_t *shift,
+                                     int32_t per_channel, int32_t *output);
 
 /*
  * TABLE int16 (TOSA 1.0 TABLE, int16): table has 513 entries; for each element

@@ -26,6 +26,9 @@ __all__ = [
     "dequantize",
     "build_table_int8",
     "build_table_int16",
+    "build_table_int16_split",
+    "build_table_int16_auto",
+    "table_apply_int16_split",
     "table_output_qparams",
     "table_error_lsb",
     "quantize_multiplier_16",
@@ -221,6 +224,27 @@ _SLOPE_MIN, _SLOPE_MAX = -32768, 32767
 #: The int16 "minimax" table searches each entry within +-this many LSB of the least-squares knot.
 _TABLE16_SEARCH = 3
 
+#: Extra fraction bits of a *split* int16 table (:func:`build_table_int16_split`): its knots are in
+#: 2^-7 output LSB, held as ``hi * 2^7 + lo`` in two ordinary int16 TABLEs.  7 is the most TOSA
+#: allows: the RESCALE x 2^7 of the ``hi`` TABLE's output (|v| <= 2^22) is ``(v * 2^30 + 2^22) >> 23``
+#: and TOSA's apply_scale_32 REQUIREs ``|v| < 2^(shift-1)`` = 2^22 (x 2^8 would need shift 22: 2^21).
+TABLE16_FRAC_BITS = 7
+
+#: (multiplier, shift) of the RESCALE int32 -> int32 x 2^7 applied to the ``hi`` TABLE's output:
+#: ``(v * 2^30 + 2^22) >> 23 == v * 2^7`` exactly.
+TABLE16_SPLIT_SHIFT_UP = (1 << 30, 30 - TABLE16_FRAC_BITS)
+
+#: (multiplier, shift) of the RESCALE x 2^-14 that takes the split table's sum (16.14) to int16:
+#: ``floor((v + 2^13) / 2^14)``, half toward +infinity.
+TABLE16_SPLIT_RESCALE = (1 << 30, 37 + TABLE16_FRAC_BITS)
+
+#: A split int16 table searches each knot within +-this many 1/16 LSB of the least-squares knot.
+_TABLE16_SPLIT_SEARCH = 8
+
+#: int16 table ops whose single table errs by more than this (output LSB, max over every code) get a
+#: split table when that is more accurate (:func:`build_table_int16_auto`).
+TABLE16_SPLIT_ABOVE_LSB = 1.0
+
 
 def _clip_to_domain(x: np.ndarray, domain) -> np.ndarray:
     """``x`` clipped to ``domain = (lo, hi)`` (either end may be +-inf), same dtype; None: unchanged."""
@@ -260,6 +284,34 @@ def table_apply_int16(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
     RESCALE x 2^-7 (:data:`TABLE16_RESCALE`, single rounding half toward +infinity) clamped to int16."""
     m, s = TABLE16_RESCALE
     out = apply_scale_32_round_half_up(table_interpolate_int16(table, codes), m, s)
+    return np.clip(out, -32768, 32767).astype(np.int16)
+
+
+def split_table_int16(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split 513 knots in 2^-7 output LSB (int64) into two int16 tables with
+    ``knots == hi * 2^7 + lo`` exactly: ``hi = floor((k + 64) / 128)``, ``lo`` in [-64, 63].
+    Interpolation is linear in the table, so ``interp(hi) * 2^7 + interp(lo) == interp(knots)``."""
+    k = np.asarray(knots, dtype=np.int64)
+    u = np.int64(1) << TABLE16_FRAC_BITS
+    hi = (k + (u >> 1)) >> TABLE16_FRAC_BITS
+    return hi, k - hi * u
+
+
+def table_apply_int16_split(hi: np.ndarray, lo: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """What the device computes for a split int16 table op (:func:`build_table_int16_split`), step by
+    step as the IR does it: ``a = TABLE(hi)`` (16.7), ``RESCALE a x 2^7`` (int32, exact: 16.14),
+    ``b = TABLE(lo)`` (2^-14 LSB), ``ADD`` (int32), ``RESCALE x 2^-14`` (:data:`TABLE16_SPLIT_RESCALE`,
+    single rounding half toward +infinity) clamped to int16.
+
+    Raises:
+        QuantizationError: an intermediate leaves int32 (never for tables built here: |sum| < 2^31).
+    """
+    a = apply_scale_32_round_half_up(table_interpolate_int16(hi, codes), *TABLE16_SPLIT_SHIFT_UP)
+    acc = a + table_interpolate_int16(lo, codes).astype(np.int64)
+    lo32, hi32 = DTYPE_RANGE["int32"]
+    if a.size and (min(a.min(), acc.min()) < lo32 or max(a.max(), acc.max()) > hi32):
+        raise QuantizationError("split int16 table: the 16.14 sum leaves int32")
+    out = apply_scale_32_round_half_up(acc, *TABLE16_SPLIT_RESCALE)
     return np.clip(out, -32768, 32767).astype(np.int16)
 
 
@@ -311,8 +363,9 @@ def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
     return np.linalg.solve(A, rhs)
 
 
-def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray) -> np.ndarray:
-    """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S]) by
+def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_bits: int = 0) -> np.ndarray:
+    """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S], in
+    2^-frac_bits output LSB: 0 for a single table, :data:`TABLE16_FRAC_BITS` for a split one) by
     dynamic programming over the chain of entries: first the smallest achievable max error of the
     device output over every code (a bottleneck path: a segment's error depends only on its two
     entries), then, among tables reaching it, the smallest sum of squared errors.  Transitions that
@@ -320,18 +373,23 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray) -> np.
     are forbidden, so the result keeps f's monotonicity."""
     n, S = states.shape
     r = np.arange(128, dtype=np.int64)
+    sh = 7 + frac_bits
+    half = np.int64(1) << (sh - 1)
+    u = 1 << frac_bits
     segmax = np.empty((n - 1, S, S))
     segss = np.empty((n - 1, S, S))
     for a in range(S):  # left entry state
         ta = states[:-1, a][:, None, None]
         tb = states[1:, :][:, :, None]
-        v = (ta << 7) + (tb - ta) * r  # [512, S, 128] in 16.7
-        err = np.abs(np.clip((v + 64) >> 7, -32768, 32767) - Y[:, None, :])
+        v = (ta << 7) + (tb - ta) * r  # [512, S, 128] in 2^-(7+frac_bits) LSB
+        err = np.abs(np.clip((v + half) >> sh, -32768, 32767) - Y[:, None, :])
         segmax[:, a, :] = err.max(axis=2)
         segss[:, a, :] = (err * err).sum(axis=2)
     d = states[1:, None, :] - states[:-1, :, None]  # [512, S(left), S(right)]
     dk = dirs[:, None, None]
-    ok = (d >= _SLOPE_MIN) & (d <= _SLOPE_MAX) & ~((dk == 1) & (d < 0)) & ~((dk == -1) & (d > 0)) & ~((dk == 2) & (d != 0))
+    # split tables: this range of d keeps the hi table's slopes inside int16 after the split
+    smin, smax = (_SLOPE_MIN, _SLOPE_MAX) if frac_bits == 0 else ((_SLOPE_MIN + 2) * u, (_SLOPE_MAX - 1) * u)
+    ok = (d >= smin) & (d <= smax) & ~((dk == 1) & (d < 0)) & ~((dk == -1) & (d > 0)) & ~((dk == 2) & (d != 0))
     segmax = np.where(ok, segmax, np.inf)
     # pass 1: bottleneck (min over paths of the max segment error)
     best = np.zeros(S)
@@ -386,16 +444,9 @@ def build_table_int16(
     """
     if method not in ("sample", "minimax"):
         raise ValueError(f"method must be 'sample' or 'minimax', not {method!r}")
-    codes = np.arange(-32768, 32769, dtype=np.int64)  # every code and the virtual +32768
-    x = _clip_to_domain(codes * np.float64(in_scale), domain)
-    y = _eval_f64(f, x) / np.float64(out_scale)
-    _check_nan(y, codes)
-    y = np.clip(y, -32768.0, 32767.0)  # +-inf saturates
-    sample = np.clip(np.rint(y[::128]), -32768, 32767).astype(np.int64)
+    y, sample = _table16_target(f, in_scale, out_scale, domain)
     if method == "sample":
-        _check_slopes(sample, in_scale)
         return sample.astype(np.int16)
-    _check_slopes(sample, in_scale)  # a pole/jump is reported against the sampled function
     Y, y_end = y[:-1].reshape(512, 128), float(y[-1])
     dirs = _table16_segment_directions(y[:-1], y_end)
     center = np.rint(_table16_least_squares(Y, y_end)).astype(np.int64)
@@ -404,6 +455,85 @@ def build_table_int16(
     best = _table16_minimax(Y, states, dirs)  # the sampled table is one of the paths: never worse
     _check_slopes(best, in_scale)
     return best.astype(np.int16)
+
+
+def _table16_target(f, in_scale: float, out_scale: float, domain) -> tuple[np.ndarray, np.ndarray]:
+    """(f / out_scale at every code -32768..+32768 clipped to int16, plainly sampled 513 entries);
+    raises the slope error of a pole/jump against the sampled function."""
+    codes = np.arange(-32768, 32769, dtype=np.int64)  # every code and the virtual +32768
+    x = _clip_to_domain(codes * np.float64(in_scale), domain)
+    y = _eval_f64(f, x) / np.float64(out_scale)
+    _check_nan(y, codes)
+    y = np.clip(y, -32768.0, 32767.0)  # +-inf saturates
+    sample = np.clip(np.rint(y[::128]), -32768, 32767).astype(np.int64)
+    _check_slopes(sample, in_scale)
+    return y, sample
+
+
+def build_table_int16_split(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    out_scale: float,
+    *,
+    domain: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A *split* int16 table for ``f``: 513 knots in 2^-7 output LSB (:data:`TABLE16_FRAC_BITS`) held as
+    two ordinary TOSA int16 TABLEs ``hi`` and ``lo`` with ``knot = hi * 2^7 + lo``.
+
+    Why: with one table every knot is a whole output LSB, and at the curviest segments of sigmoid and
+    tanh the integer knots cost up to ~0.5 LSB on top of the chord error and the final rounding
+    (int16 sigmoid +-8: 1.055 LSB max, tanh +-4: 1.216 LSB, the best any single table reaches).  Knots
+    at 1/128 LSB leave essentially the chord error: sigmoid +-8 0.69 LSB, tanh +-4 0.86 LSB.
+
+    The device runs (all TOSA 1.0 ops, see :func:`table_apply_int16_split`)
+    ``TABLE(x, hi) -> RESCALE x 2^7 (int32) -> ADD TABLE(x, lo) -> RESCALE x 2^-14 -> int16``;
+    interpolation is linear in the table, so the sum equals interpolating the 2^-7-LSB knots exactly.
+    Knots: the least-squares fit, then the exact bottleneck search of :func:`_table16_minimax` over
+    +-1/2 LSB in steps of 1/16 LSB (plus the plainly sampled table, so never worse than sampling),
+    monotone wherever f is.
+
+    Returns:
+        ``(hi, lo)``: int16 [513] each, entry i for input code -32768 + 128*i; ``lo`` in [-64, 63].
+    Raises:
+        QuantizationError: as :func:`build_table_int16` (NaN, or a slope outside int16 near a pole).
+    """
+    u = 1 << TABLE16_FRAC_BITS
+    y, sample = _table16_target(f, in_scale, out_scale, domain)
+    Y, y_end = y[:-1].reshape(512, 128), float(y[-1])
+    dirs = _table16_segment_directions(y[:-1], y_end)
+    center = np.rint(_table16_least_squares(Y, y_end) * u).astype(np.int64)
+    offsets = np.arange(-_TABLE16_SPLIT_SEARCH, _TABLE16_SPLIT_SEARCH + 1, dtype=np.int64) * (u // 16)
+    states = np.clip(np.concatenate([center[:, None] + offsets, sample[:, None] * u], axis=1),
+                     -32768 * u, 32767 * u)
+    hi, lo = split_table_int16(_table16_minimax(Y, states, dirs, frac_bits=TABLE16_FRAC_BITS))
+    _check_slopes(hi, in_scale)
+    return hi.astype(np.int16), lo.astype(np.int16)
+
+
+def build_table_int16_auto(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    out_scale: float,
+    *,
+    domain: tuple[float, float] | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The int16 table tabula lowers to: the single minimax table (:func:`build_table_int16`, 2 IR ops)
+    when its max error over every code is within :data:`TABLE16_SPLIT_ABOVE_LSB` (1 output LSB), else
+    the split table (:func:`build_table_int16_split`, 5 IR ops, one more 1 KiB table) when that is more
+    accurate.  Zero points are 0 (int16 activations are symmetric).
+
+    Returns:
+        ``(table, None)`` or ``(hi, lo)``: int16 [513] arrays.
+    Raises:
+        QuantizationError: as :func:`build_table_int16`.
+    """
+    single = build_table_int16(f, in_scale, out_scale, domain=domain)
+    e1 = table_error_lsb(f, single, in_scale, 0, out_scale, 0, "int16", domain=domain)["max_lsb"]
+    if e1 <= TABLE16_SPLIT_ABOVE_LSB:
+        return single, None
+    hi, lo = build_table_int16_split(f, in_scale, out_scale, domain=domain)
+    e2 = table_error_lsb(f, hi, in_scale, 0, out_scale, 0, "int16", domain=domain, lo_table=lo)["max_lsb"]
+    return (hi, lo) if e2 < e1 else (single, None)
 
 
 def table_output_qparams(
@@ -465,11 +595,13 @@ def table_error_lsb(
     dtype: str,
     *,
     domain: tuple[float, float] | None = None,
+    lo_table: np.ndarray | None = None,
 ) -> dict:
     """Error of a TABLE op in output LSB over every input code, against the exact function.
 
     The device output (int8: ``table[c + 128]``; int16: interpolation then RESCALE x 2^-7, i.e.
-    :func:`table_apply_int16`) is compared with ``f((c - zp_in) * s_in) / s_out + zp_out`` evaluated in
+    :func:`table_apply_int16`; a split int16 table ``(table, lo_table)``: :func:`table_apply_int16_split`)
+    is compared with ``f((c - zp_in) * s_in) / s_out + zp_out`` evaluated in
     float64 (inputs clipped to ``domain``) and clamped to the dtype's range: saturation at the range
     ends (and at poles) is counted in ``saturated`` rather than as error.
 
@@ -483,7 +615,10 @@ def table_error_lsb(
         dev = np.asarray(table, dtype=np.int64)[codes + 128]
     elif dtype == "int16":
         codes = np.arange(-32768, 32768, dtype=np.int64)
-        dev = table_apply_int16(table, codes).astype(np.int64)
+        if lo_table is None:
+            dev = table_apply_int16(table, codes).astype(np.int64)
+        else:
+            dev = table_apply_int16_split(table, lo_table, codes).astype(np.int64)
     else:
         raise ValueError(f"table ops are int8 or int16, not {dtype}")
     x = _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain)

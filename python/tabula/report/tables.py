@@ -4,7 +4,9 @@ Every TABLE op in the IR carries ``attrs["function"]`` (the aten op, a key of ``
 ``attrs["args"]`` / ``attrs["kwargs"]`` (its constant extra arguments, e.g. elu's alpha) and
 ``attrs["domain"]`` (``[lo, hi]`` or None).  From those and the op's table and tensors, the error of
 what the device computes is recomputed over *every* input code (:func:`tabula.qmath.table_error_lsb`).
-An int16 TABLE produces int32 (16.7); its int16 output is the RESCALE x 2^-7 that consumes it.
+An int16 TABLE produces int32 (16.7); its int16 output is the RESCALE x 2^-7 that consumes it (or,
+for a split table, the RESCALE x 2^-14 after the ADD of the ``lo`` TABLE named by ``attrs["lo_table"]``;
+``attrs["output"]`` names the int16 result).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from ..lower.ir import Graph, Op
-from ..qmath import TABLE16_RESCALE, dequantize, table_apply_int16, table_error_lsb
+from ..qmath import TABLE16_RESCALE, dequantize, table_apply_int16, table_apply_int16_split, table_error_lsb
 
 __all__ = ["op_function", "table_report", "plot_tables"]
 
@@ -42,6 +44,9 @@ def _output_qparams(g: Graph, op: Op) -> tuple[str, float, int]:
     out = g.tensors[op.outputs[0]]
     if out.dtype == "int8":
         return out.name, float(out.scale), int(out.zero_point)
+    if op.attrs.get("output") in g.tensors:
+        y = g.tensors[op.attrs["output"]]
+        return y.name, float(y.scale), int(y.zero_point)
     for nxt in g.ops:
         if nxt.op == "RESCALE" and nxt.inputs and nxt.inputs[0] == out.name:
             m, s = nxt.attrs["multiplier"], nxt.attrs["shift"]
@@ -57,13 +62,20 @@ def _table_ops(g: Graph):
             yield op
 
 
+def _lo_table(g: Graph, op: Op):
+    """The ``lo`` table of a split int16 table op, or None."""
+    name = op.attrs.get("lo_table")
+    return None if name is None else g.constants[name]
+
+
 def _domain(op: Op):
     d = op.attrs.get("domain")
     return None if d is None else (float(d[0]), float(d[1]))
 
 
 def table_report(graph: Graph) -> list[dict]:
-    """One row per TABLE op: ``source``, ``function``, ``args``, ``dtype``, ``output`` (tensor name),
+    """One row per TABLE op: ``source``, ``function``, ``args``, ``dtype``, ``tables`` (1, or 2 for a split
+    int16 table), ``output`` (tensor name),
     ``max_lsb``, ``mean_lsb`` (error of the device output against the exact function, in output LSB, over
     every input code; saturation at the range ends counted apart in ``saturated``)."""
     rows = []
@@ -72,12 +84,15 @@ def table_report(graph: Graph) -> list[dict]:
         table = graph.constants[op.inputs[1]]
         out_name, s_out, zp_out = _output_qparams(graph, op)
         f = op_function(op.attrs["function"], op.attrs.get("args"), op.attrs.get("kwargs"))
-        e = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype, domain=_domain(op))
+        lo = _lo_table(graph, op)
+        e = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype, domain=_domain(op),
+                            lo_table=lo)
         rows.append({
             "source": op.source,
             "function": op.attrs["function"],
             "args": list(op.attrs.get("args") or []),
             "dtype": x.dtype,
+            "tables": 1 if lo is None else 2,
             "output": out_name,
             "max_lsb": round(e["max_lsb"], 4),
             "mean_lsb": round(e["mean_lsb"], 4),
@@ -109,7 +124,9 @@ def plot_tables(graph: Graph, out_dir: str | Path) -> list[Path]:
             dev = table.astype(np.int64)
         else:
             codes = np.arange(-32768, 32768)
-            dev = table_apply_int16(table, codes).astype(np.int64)
+            lo_t = _lo_table(graph, op)
+            dev = (table_apply_int16(table, codes) if lo_t is None
+                   else table_apply_int16_split(table, lo_t, codes)).astype(np.int64)
         x = (codes - int(x_t.zero_point)) * float(x_t.scale)
         xc = x if dom is None else np.clip(x, *dom)
         with np.errstate(all="ignore"):

@@ -8,6 +8,8 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              ``shift`` (CONST int8), ``input_zp`` (CONST [1] of the input type), ``output_zp`` (CONST [1]
              of the output type); attributes ``scale32``, ``rounding_mode = SINGLE_ROUND`` (tabula never
              double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
+``ADD``/``SUB`` inputs ``a``, ``b`` (int32, same shape) -> int32.
+``MUL``      inputs ``a``, ``b`` (int32, same shape), ``shift`` (CONST int8 [1]) -> int32.
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 
 from ..lower.ir import Graph, IRError
 
-SUPPORTED_OPS = ("TABLE", "RESCALE")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL")
 
 
 class TosaError(RuntimeError):
@@ -80,6 +82,13 @@ def serialize(g: Graph) -> bytes:
         if op.op == "TABLE":
             attr.TableAttribute()
             s.addOperator(Op.TABLE, [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        elif op.op in ("ADD", "SUB"):
+            getattr(attr, f"{op.op.capitalize()}Attribute")()
+            s.addOperator(getattr(Op, op.op), [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        elif op.op == "MUL":
+            attr.MulAttribute()
+            shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
+            s.addOperator(Op.MUL, [name[op.inputs[0]], name[op.inputs[1]], shift], [name[out_name]], attr)
         else:  # RESCALE
             a = op.attrs
             scale32 = bool(a.get("scale32", True))

@@ -13,7 +13,8 @@ per-tensor, or C entries = per-channel on the last axis), ``scale32`` (default t
 [0, 2^15)): a single rounding, half toward +infinity.  Contract (ValueError otherwise): shift in
 [2, 62], zero points inside their dtype, ``input_zp == 0`` for int32/int64 input (TOSA: only
 8/16-bit inputs carry a zero point), int64 input (TOSA int48) only with ``scale32 = false`` and every
-value inside 48 bits.
+value inside 48 bits, and (``scale32``, TOSA's REQUIRE in apply_scale_32) every ``in - input_zp``
+inside ``[-2^(shift-1), 2^(shift-1))``.
 """
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     if in_dtype == "int64":
         check_int48(OP, "int64 input holds values outside int48", x)
     v = x.astype(np.int64) - izp
+    if scale32:  # TOSA 1.0 apply_scale_32: REQUIRE(value >= -(1 << (shift-1)) && value < (1 << (shift-1)))
+        lim = np.int64(1) << (np.broadcast_to(s, v.shape[-1:] if m.size > 1 else (1,)) - 1)
+        bad = (v < -lim) | (v >= lim)
+        if bad.any():
+            need(False, OP, f"value {int(v[bad].reshape(-1)[0])} outside [-2^(shift-1), 2^(shift-1)) of its "
+                            "shift (TOSA REQUIRE in apply_scale_32)")
     if m.size == 1:
         m, s = m[0], s[0]
     apply_scale = apply_scale_32_round_half_up if scale32 else apply_scale_16_round_half_up
