@@ -18,7 +18,7 @@ def _attrs(izp, ozp, m, s, out="int8") -> dict:
 
 def _both(kernel_lib, x, a) -> np.ndarray:
     """Run C and the reference; assert they agree exactly; return the result."""
-    want = rescale.run([x], a)
+    want = rescale.run([x], a, strict=False)  # the C kernel is exact beyond TOSA's REQUIRE too
     got = kernel_lib.rescale(x, input_zp=a["input_zp"], output_zp=a["output_zp"], multiplier=a["multiplier"],
                              shift=a["shift"])
     assert want.dtype == got.dtype == np.int8 and want.shape == got.shape == x.shape
@@ -211,7 +211,7 @@ def _attrs_v(izp, ozp, m, s, out, scale32=True) -> dict:
 
 def _both_v(kernel_lib, x, a) -> np.ndarray:
     """C (the kernel picked by the dtypes) == reference, exactly; returns the result."""
-    want = rescale.run([x], a)
+    want = rescale.run([x], a, strict=False)  # the C kernel is exact beyond TOSA's REQUIRE too
     got = kernel_lib.rescale(x, input_zp=a["input_zp"], output_zp=a["output_zp"], multiplier=a["multiplier"],
                              shift=a["shift"], output_dtype=a["output_dtype"])
     assert want.dtype == got.dtype == np.dtype(a["output_dtype"]) and want.shape == got.shape == x.shape
