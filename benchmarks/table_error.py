@@ -4,11 +4,11 @@
 
 1. int16 sigmoid and tanh over several input ranges, plain sampling vs tabula's minimax table
    (least-squares knots + exact integer search over the device arithmetic) vs the split table (two
-   TABLEs, knots in 1/128 LSB), against the exact function, and which one the lowering picks (the
-   single table when it is within 1 LSB, else the split one).
+   TABLEs, knots in 1/128 LSB) vs what the lowering picks (qmath.build_table_int16_plan: the cheapest
+   form within 1 LSB, zoomed tables for wide ranges), against the exact function.
    (TFLite's published figures for its int16 LUTs: sigmoid +-1.02 LSB, tanh +-1.48 LSB.)
-2. Every table op (tests/table_cases.py: typical input ranges), int16: plain vs minimax vs split; int8:
-   the error of q(f(dq(c))) with table-exact output qparams.
+2. Every table op (tests/table_cases.py: typical input ranges), int16: plain vs minimax vs split vs
+   lowered; int8: the error of q(f(dq(c))) with table-exact output qparams.
 3. int8 output qparams, table-exact vs calibrated (torchao HistogramObserver on f(calibration data), as
    the quantizer's own observer would): error against float f on held-out data drawn like the
    calibration data, in units of the table-exact LSB, and the share of outputs that saturate.
@@ -36,10 +36,11 @@ def int16_errors(f, s_in, domain=None):
     for method in ("sample", "minimax"):
         t = qmath.build_table_int16(f, s_in, s_out, domain=domain, method=method)
         out[method] = qmath.table_error_lsb(f, t, s_in, 0, s_out, 0, "int16", domain=domain)
-    hi, lo = qmath.build_table_int16_split(f, s_in, s_out, domain=domain)
-    out["split"] = qmath.table_error_lsb(f, hi, s_in, 0, s_out, 0, "int16", domain=domain, lo_table=lo)
-    _, lo = qmath.build_table_int16_auto(f, s_in, s_out, domain=domain)
-    out["lowered"] = "split" if lo is not None else "single"
+    split = qmath.build_table_int16_split(f, s_in, s_out, domain=domain)
+    out["split"] = qmath.table_error_lsb(f, split, s_in, 0, s_out, 0, "int16", domain=domain)
+    plan = qmath.build_table_int16_plan(f, s_in, s_out, domain=domain)
+    out["lowered"] = qmath.table_error_lsb(f, plan, s_in, 0, s_out, 0, "int16", domain=domain)
+    out["form"] = f"{plan.form} ({plan.n_ops} ops)"
     return out
 
 
@@ -49,29 +50,30 @@ def _cell(e) -> str:
 
 def section_sigmoid_tanh():
     print("== int16 sigmoid / tanh: max | mean error in output LSB over all 65,536 codes ==")
-    print(f"{'op':8s} {'input range':>12s}   {'plain sampling':>16s}   {'minimax (1 table)':>17s}   "
-          f"{'split (2 tables)':>16s}   lowered to")
-    for name, ranges in (("sigmoid", (3, 4, 6, 8, 10.7, 12)), ("tanh", (2, 3, 4, 4.5, 5.3, 8))):
+    print(f"{'op':8s} {'range':>7s}   {'plain sampling':>16s}   {'minimax 1 table':>16s}   "
+          f"{'split 2 tables':>16s}   {'lowered':>16s}   form")
+    for name, ranges in (("sigmoid", (3, 4, 6, 8, 10.7, 14, 20)), ("tanh", (2, 3, 4, 5.3, 8, 14))):
         f = op_function(f"aten.{name}")
         for r in ranges:
             e = int16_errors(f, r / 32767)
-            print(f"{name:8s} {'+-' + str(r):>12s}   {_cell(e['sample'])}   {_cell(e['minimax']):>17s}   "
-                  f"{_cell(e['split'])}   {e['lowered']}")
-    print("(TFLite int16 LUT, published: sigmoid +-1.02 LSB, tanh +-1.48 LSB.  Split: TABLE hi, RESCALE x 2^7,\n"
-          " TABLE lo, ADD, RESCALE x 2^-14 -- 5 ops instead of 2; used only where one table errs > 1 LSB)\n")
+            print(f"{name:8s} {'+-' + str(r):>7s}   {_cell(e['sample'])}   {_cell(e['minimax'])}   "
+                  f"{_cell(e['split'])}   {_cell(e['lowered'])}   {e['form']}")
+    print("(TFLite int16 LUT, published: sigmoid +-1.02 LSB, tanh +-1.48 LSB.  Lowered: the cheapest form within\n"
+          " 1 LSB -- one table (2 ops); split, knots in 1/128 LSB (5 ops); zoom<k>, a centre table indexed by\n"
+          " x * 2^k plus one for the rest (5 ops); both (10 ops) -- else the most accurate)\n")
 
 
 def section_all_ops():
     print("== every table op: max | mean error in output LSB over every code (table-exact output qparams) ==")
     print(f"{'op':24s} {'range':>12s}  {'int8':>15s}   {'int16 plain':>16s}   {'int16 minimax':>16s}   "
-          f"{'int16 split':>16s}  lowered  sat16")
+          f"{'int16 split':>16s}   {'int16 lowered':>16s}  form, sat16")
     for c in CASES:
         t8, qin, qout = build(c, "int8")
         e8 = qmath.table_error_lsb(c.f(), t8, *qin, *qout, "int8", domain=c.dom)
         e = int16_errors(c.f(), c.in_qparams("int16")[0], c.dom)
         print(f"{c.id:24s} {f'[{c.lo:g},{c.hi:g}]':>12s}  {e8['max_lsb']:6.3f} | {e8['mean_lsb']:.3f}   "
-              f"{_cell(e['sample'])}   {_cell(e['minimax'])}   {_cell(e['split'])}  {e['lowered']:7s}  "
-              f"{e['minimax']['saturated']:5d}")
+              f"{_cell(e['sample'])}   {_cell(e['minimax'])}   {_cell(e['split'])}   {_cell(e['lowered'])}  "
+              f"{e['form']}, {e['minimax']['saturated']}")
     print("(sat16: codes whose exact value is outside the int16 range -- at poles / open domain ends)\n")
 
 

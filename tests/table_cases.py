@@ -4,8 +4,8 @@ domain-limited ops (``rules.DOMAIN``) and fixed [-1, 1] grids for asin/acos/atan
 tests/test_tosa_conformance.py, tests/test_table_builders.py and benchmarks/table_error.py.
 
 ``table_op_graph(case, dtype)`` builds the IR the lowering produces for the op (the lowering's own
-emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); or the split
-int16 form TABLE hi -> RESCALE x 2^8, TABLE lo, ADD, RESCALE x 2^-15 -- with table-exact output qparams.
+emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); or an int16
+multi-table form (split and/or zoomed, tabula.qmath.Table16Plan) -- with table-exact output qparams.
 """
 from __future__ import annotations
 
@@ -103,18 +103,28 @@ def build(case: Case, dtype: str, method: str = "minimax"):
     return table, (s_in, zp_in), (s_out, zp_out)
 
 
-def build_auto(case: Case):
-    """((hi, lo or None), (s_in, 0), (s_out, 0)): the int16 table(s) the lowering picks for ``case``."""
-    f = case.f()
+def build_plan(case: Case, form: str | None = None):
+    """(plan, (s_in, 0), (s_out, 0)): the int16 :class:`~tabula.qmath.Table16Plan` for ``case`` --
+    the lowering's choice (``form=None``) or a given form: ``single``, ``split``, ``zoom<k>``,
+    ``zoom<k>+split``."""
+    f, dom = case.f(), case.dom
     s_in, _ = case.in_qparams("int16")
-    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=case.dom)
-    return qmath.build_table_int16_auto(f, s_in, s_out, domain=case.dom), (s_in, 0), (s_out, 0)
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+    if form is None:
+        plan = qmath.build_table_int16_plan(f, s_in, s_out, domain=dom)
+    elif form == "single":
+        plan = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=dom)),))
+    elif form == "split":
+        plan = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    else:
+        zoom, _, split = form.partition("+")
+        plan = qmath.build_table_int16_zoom(f, s_in, s_out, int(zoom[4:]), split=bool(split), domain=dom)
+    return plan, (s_in, 0), (s_out, 0)
 
 
-def table_op_graph(case: Case, dtype: str, shape=None, split: bool | None = None) -> Graph:
-    """The IR of one table op as the lowering emits it, over an input ``x`` of ``shape`` (default: every
-    code) to the output ``y``.  int16 ``split``: None = the lowering's choice, False = one table,
-    True = a split table."""
+def table_op_graph(case: Case, dtype: str, shape=None, form: str | None = None) -> Graph:
+    """The IR of one table op as the lowering emits it (its own emitter), over an input ``x`` of
+    ``shape`` (default: every code) to the output ``y``; int16 ``form`` as :func:`build_plan`."""
     from tabula.lower.ops.table import emit_int16
     from tabula.lower.pipeline import LoweringContext
 
@@ -131,13 +141,8 @@ def table_op_graph(case: Case, dtype: str, shape=None, split: bool | None = None
         g.add_tensor(Tensor("y", shape, "int8", s_out, zp_out))
         g.add_op(Op("TABLE", ["x", "table"], ["y"], attrs, case.id))
         return g
-    f, dom = case.f(), case.dom
-    tables, (s_in, _), (s_out, _) = build_auto(case)
-    if split is False and tables[1] is not None:
-        tables = (qmath.build_table_int16(f, s_in, s_out, domain=dom), None)
-    elif split and tables[1] is None:
-        tables = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    plan, (s_in, _), (s_out, _) = build_plan(case, form)
     x = g.add_tensor(Tensor("x", shape, dtype, s_in, 0))
     y = g.add_tensor(Tensor("y", shape, "int16", s_out, 0))
-    emit_int16(LoweringContext(None, g), "op", x, y, f, attrs, case.id, tables=tables)
+    emit_int16(LoweringContext(None, g), "op", x, y, case.f(), attrs, case.id, plan=plan)
     return g

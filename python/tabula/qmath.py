@@ -13,6 +13,7 @@ Semantics follow the TOSA 1.0 specification:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -27,8 +28,11 @@ __all__ = [
     "build_table_int8",
     "build_table_int16",
     "build_table_int16_split",
-    "build_table_int16_auto",
-    "table_apply_int16_split",
+    "build_table_int16_zoom",
+    "build_table_int16_plan",
+    "Table16Plan",
+    "Table16Term",
+    "table16_apply",
     "table_output_qparams",
     "table_error_lsb",
     "quantize_multiplier_16",
@@ -242,7 +246,7 @@ TABLE16_SPLIT_RESCALE = (1 << 30, 37 + TABLE16_FRAC_BITS)
 _TABLE16_SPLIT_SEARCH = 8
 
 #: int16 table ops whose single table errs by more than this (output LSB, max over every code) get a
-#: split table when that is more accurate (:func:`build_table_int16_auto`).
+#: split and/or zoomed table when that is more accurate (:func:`build_table_int16_plan`).
 TABLE16_SPLIT_ABOVE_LSB = 1.0
 
 
@@ -297,20 +301,116 @@ def split_table_int16(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi, k - hi * u
 
 
-def table_apply_int16_split(hi: np.ndarray, lo: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """What the device computes for a split int16 table op (:func:`build_table_int16_split`), step by
-    step as the IR does it: ``a = TABLE(hi)`` (16.7), ``RESCALE a x 2^7`` (int32, exact: 16.14),
-    ``b = TABLE(lo)`` (2^-14 LSB), ``ADD`` (int32), ``RESCALE x 2^-14`` (:data:`TABLE16_SPLIT_RESCALE`,
-    single rounding half toward +infinity) clamped to int16.
+@dataclass(frozen=True)
+class Table16Term:
+    """One term of an int16 table op: ``TABLE(index, hi)`` (and ``TABLE(index, lo)`` when split) where
+    ``index = x`` (``zoom == 0``) or ``RESCALE x * 2^zoom`` saturated to int16 (a 2^zoom finer view of
+    the middle of the input range).  ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or
+    ``hi * 2^7 + lo`` (1/128 LSB)."""
+
+    zoom: int
+    hi: np.ndarray
+    lo: np.ndarray | None = None
+
+    def knots(self) -> np.ndarray:
+        """int64 [513] in 2^-7 LSB when split, else in LSB."""
+        h = np.asarray(self.hi, dtype=np.int64)
+        return h if self.lo is None else h * (1 << TABLE16_FRAC_BITS) + np.asarray(self.lo, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class Table16Plan:
+    """How an int16 table op is computed: the sum of its terms' interpolations, then one RESCALE to
+    the int16 output (all TOSA 1.0 ops; :func:`table16_apply` is the exact device arithmetic)::
+
+        idx_k = RESCALE(x, x 2^k)                       one per zoom k > 0 (int16, saturating)
+        H     = ADD over terms of TABLE(idx, hi)        int32, 16.7
+        no lo:  y = RESCALE(H, x 2^-7)
+        split:  y = RESCALE(ADD(RESCALE(H, x 2^7), ADD over terms of TABLE(idx, lo)), x 2^-14)
+
+    Forms built by :func:`build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
+    zoomed pair, ``[zoom k: f on the middle 1/2^k of the range, clamped beyond; zoom 0: the rest]``
+    (5 ops); the zoomed pair split (10 ops)."""
+
+    terms: tuple[Table16Term, ...]
+
+    @property
+    def split(self) -> bool:
+        return any(t.lo is not None for t in self.terms)
+
+    @property
+    def n_tables(self) -> int:
+        return sum(1 + (t.lo is not None) for t in self.terms)
+
+    @property
+    def n_ops(self) -> int:
+        """IR ops: zoom RESCALEs + TABLEs + ADDs + RESCALEs (2 for one table ... 10 for a split zoomed pair)."""
+        n = len({t.zoom for t in self.terms} - {0}) + self.n_tables + len(self.terms) - 1  # zooms, TABLEs, hi ADDs
+        if not self.split:
+            return n + 1  # RESCALE x 2^-7
+        n_lo = sum(t.lo is not None for t in self.terms)
+        return n + 1 + (n_lo - 1) + 1 + 1  # RESCALE x 2^7, lo ADDs, ADD hi+lo, RESCALE x 2^-14
+
+    @property
+    def form(self) -> str:
+        """``single``, ``split``, ``zoom<k>`` or ``zoom<k>+split``."""
+        zooms = sorted({t.zoom for t in self.terms} - {0})
+        name = "+".join([f"zoom{k}" for k in zooms] + (["split"] if self.split else []))
+        return name or "single"
+
+
+def zoom_rescale(k: int) -> tuple[int, int]:
+    """(multiplier, shift) of the RESCALE int16 -> int16 x 2^k of a zoomed term: ``(x * 2^30 + 2^(29-k))
+    >> (30-k) == x * 2^k`` exactly, then saturated to int16 (TOSA's REQUIRE |x| < 2^(29-k) holds)."""
+    return 1 << 30, 30 - k
+
+
+def _zoom_index(codes: np.ndarray, k: int) -> np.ndarray:
+    if k == 0:
+        return np.asarray(codes, dtype=np.int64)
+    return np.clip(apply_scale_32_round_half_up(codes, *zoom_rescale(k)), -32768, 32767)
+
+
+def _interp64(knots: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """TOSA int16 TABLE interpolation on int64 knots (any precision): ``(k[i] << 7) + (k[i+1]-k[i]) * frac``."""
+    v = np.asarray(idx, dtype=np.int64) + 32768
+    k = np.asarray(knots, dtype=np.int64)
+    i, frac = v >> 7, v & 127
+    return (k[i] << 7) + (k[i + 1] - k[i]) * frac
+
+
+def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.ndarray:
+    """What the device computes for an int16 table op (:class:`Table16Plan`; a bare 513-entry table is
+    the single form), step by step as the IR does it, on int16 ``codes``.
 
     Raises:
-        QuantizationError: an intermediate leaves int32 (never for tables built here: |sum| < 2^31).
+        QuantizationError: an int32 intermediate would overflow, or the RESCALE x 2^7 would break TOSA's
+            REQUIRE |v| < 2^22 (never for plans :func:`build_table_int16_plan` returns: it checks them
+            on every code).
     """
-    a = apply_scale_32_round_half_up(table_interpolate_int16(hi, codes), *TABLE16_SPLIT_SHIFT_UP)
-    acc = a + table_interpolate_int16(lo, codes).astype(np.int64)
+    if not isinstance(plan, Table16Plan):
+        plan = Table16Plan((Table16Term(0, np.asarray(plan)),))
     lo32, hi32 = DTYPE_RANGE["int32"]
-    if a.size and (min(a.min(), acc.min()) < lo32 or max(a.max(), acc.max()) > hi32):
-        raise QuantizationError("split int16 table: the 16.14 sum leaves int32")
+    idx = {k: _zoom_index(codes, k) for k in {t.zoom for t in plan.terms}}
+
+    def total(parts):
+        acc = np.zeros(np.shape(codes), dtype=np.int64)
+        for part in parts:
+            acc = acc + part
+            if acc.size and (acc.min() < lo32 or acc.max() > hi32):
+                raise QuantizationError("int16 table: a sum of table terms leaves int32")
+        return acc
+
+    h = total(table_interpolate_int16(t.hi, idx[t.zoom]).astype(np.int64) for t in plan.terms)
+    if not plan.split:
+        out = apply_scale_32_round_half_up(h, *TABLE16_RESCALE)
+        return np.clip(out, -32768, 32767).astype(np.int16)
+    lim = 1 << (TABLE16_SPLIT_SHIFT_UP[1] - 1)
+    if h.size and (h.min() < -lim or h.max() >= lim):
+        raise QuantizationError("split int16 table: the hi sum leaves [-2^22, 2^22), TOSA's REQUIRE for x 2^7")
+    h = apply_scale_32_round_half_up(h, *TABLE16_SPLIT_SHIFT_UP)
+    lo = [table_interpolate_int16(t.lo, idx[t.zoom]).astype(np.int64) for t in plan.terms if t.lo is not None]
+    acc = total([h, total(lo)])
     out = apply_scale_32_round_half_up(acc, *TABLE16_SPLIT_RESCALE)
     return np.clip(out, -32768, 32767).astype(np.int16)
 
@@ -363,14 +463,18 @@ def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
     return np.linalg.solve(A, rhs)
 
 
-def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_bits: int = 0) -> np.ndarray:
+def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_bits: int = 0,
+                     base: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
     """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S], in
     2^-frac_bits output LSB: 0 for a single table, :data:`TABLE16_FRAC_BITS` for a split one) by
     dynamic programming over the chain of entries: first the smallest achievable max error of the
     device output over every code (a bottleneck path: a segment's error depends only on its two
     entries), then, among tables reaching it, the smallest sum of squared errors.  Transitions that
     leave int16, break the slope limit or reverse a monotone segment (:func:`_table16_segment_directions`)
-    are forbidden, so the result keeps f's monotonicity."""
+    are forbidden, so the result keeps f's monotonicity.
+    ``base`` (int64 [512, 128], in 2^-(7+frac_bits) LSB): what the other terms of a composite table add
+    at each code before the final rounding; ``mask`` (bool [512, 128]): the index codes that occur
+    (a zoomed term only sees multiples of 2^zoom); errors elsewhere are ignored."""
     n, S = states.shape
     r = np.arange(128, dtype=np.int64)
     sh = 7 + frac_bits
@@ -382,7 +486,11 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
         ta = states[:-1, a][:, None, None]
         tb = states[1:, :][:, :, None]
         v = (ta << 7) + (tb - ta) * r  # [512, S, 128] in 2^-(7+frac_bits) LSB
+        if base is not None:
+            v = v + base[:, None, :]
         err = np.abs(np.clip((v + half) >> sh, -32768, 32767) - Y[:, None, :])
+        if mask is not None:
+            err = np.where(mask[:, None, :], err, 0.0)
         segmax[:, a, :] = err.max(axis=2)
         segss[:, a, :] = (err * err).sum(axis=2)
     d = states[1:, None, :] - states[:-1, :, None]  # [512, S(left), S(right)]
@@ -470,70 +578,191 @@ def _table16_target(f, in_scale: float, out_scale: float, domain) -> tuple[np.nd
     return y, sample
 
 
+def _knot_states(center: np.ndarray, frac_bits: int, extra: np.ndarray | None = None) -> np.ndarray:
+    """Candidate knots per entry around ``center`` (in 2^-frac_bits LSB): +-_TABLE16_SEARCH LSB (single)
+    or +-1/2 LSB in 1/16 LSB steps (split), plus ``extra`` (e.g. the plainly sampled table)."""
+    u = 1 << frac_bits
+    if frac_bits == 0:
+        offsets = np.arange(-_TABLE16_SEARCH, _TABLE16_SEARCH + 1, dtype=np.int64)
+    else:
+        offsets = np.arange(-_TABLE16_SPLIT_SEARCH, _TABLE16_SPLIT_SEARCH + 1, dtype=np.int64) * (u // 16)
+    cols = [center[:, None] + offsets] + ([extra[:, None]] if extra is not None else [])
+    return np.clip(np.concatenate(cols, axis=1), -32768 * u, 32767 * u)
+
+
+def _term(knots: np.ndarray, zoom: int, frac_bits: int, in_scale: float) -> Table16Term:
+    if frac_bits == 0:
+        _check_slopes(knots, in_scale / 2**zoom)
+        return Table16Term(zoom, knots.astype(np.int16))
+    hi, lo = split_table_int16(knots)
+    _check_slopes(hi, in_scale / 2**zoom)
+    return Table16Term(zoom, hi.astype(np.int16), lo.astype(np.int16))
+
+
 def build_table_int16_split(
     f: Callable[[np.ndarray], np.ndarray],
     in_scale: float,
     out_scale: float,
     *,
     domain: tuple[float, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Table16Plan:
     """A *split* int16 table for ``f``: 513 knots in 2^-7 output LSB (:data:`TABLE16_FRAC_BITS`) held as
     two ordinary TOSA int16 TABLEs ``hi`` and ``lo`` with ``knot = hi * 2^7 + lo``.
 
     Why: with one table every knot is a whole output LSB, and at the curviest segments of sigmoid and
     tanh the integer knots cost up to ~0.5 LSB on top of the chord error and the final rounding
     (int16 sigmoid +-8: 1.055 LSB max, tanh +-4: 1.216 LSB, the best any single table reaches).  Knots
-    at 1/128 LSB leave essentially the chord error: sigmoid +-8 0.69 LSB, tanh +-4 0.86 LSB.
+    at 1/128 LSB leave essentially the chord error: sigmoid +-8 0.68 LSB, tanh +-4 0.86 LSB.
 
-    The device runs (all TOSA 1.0 ops, see :func:`table_apply_int16_split`)
-    ``TABLE(x, hi) -> RESCALE x 2^7 (int32) -> ADD TABLE(x, lo) -> RESCALE x 2^-14 -> int16``;
-    interpolation is linear in the table, so the sum equals interpolating the 2^-7-LSB knots exactly.
-    Knots: the least-squares fit, then the exact bottleneck search of :func:`_table16_minimax` over
-    +-1/2 LSB in steps of 1/16 LSB (plus the plainly sampled table, so never worse than sampling),
-    monotone wherever f is.
+    The device runs ``TABLE(x, hi) -> RESCALE x 2^7 (int32) -> ADD TABLE(x, lo) -> RESCALE x 2^-14``
+    (:class:`Table16Plan`); interpolation is linear in the table, so the sum equals interpolating the
+    2^-7-LSB knots exactly.  Knots: the least-squares fit, then the exact bottleneck search of
+    :func:`_table16_minimax` over +-1/2 LSB in steps of 1/16 LSB (plus the plainly sampled table, so
+    never worse than sampling), monotone wherever f is.
 
     Returns:
-        ``(hi, lo)``: int16 [513] each, entry i for input code -32768 + 128*i; ``lo`` in [-64, 63].
+        a one-term :class:`Table16Plan` (zoom 0, ``hi`` and ``lo`` int16 [513], ``lo`` in [-64, 63]).
     Raises:
         QuantizationError: as :func:`build_table_int16` (NaN, or a slope outside int16 near a pole).
     """
-    u = 1 << TABLE16_FRAC_BITS
+    j = TABLE16_FRAC_BITS
     y, sample = _table16_target(f, in_scale, out_scale, domain)
     Y, y_end = y[:-1].reshape(512, 128), float(y[-1])
     dirs = _table16_segment_directions(y[:-1], y_end)
-    center = np.rint(_table16_least_squares(Y, y_end) * u).astype(np.int64)
-    offsets = np.arange(-_TABLE16_SPLIT_SEARCH, _TABLE16_SPLIT_SEARCH + 1, dtype=np.int64) * (u // 16)
-    states = np.clip(np.concatenate([center[:, None] + offsets, sample[:, None] * u], axis=1),
-                     -32768 * u, 32767 * u)
-    hi, lo = split_table_int16(_table16_minimax(Y, states, dirs, frac_bits=TABLE16_FRAC_BITS))
-    _check_slopes(hi, in_scale)
-    return hi.astype(np.int16), lo.astype(np.int16)
+    center = np.rint(_table16_least_squares(Y, y_end) * (1 << j)).astype(np.int64)
+    knots = _table16_minimax(Y, _knot_states(center, j, sample << j), dirs, frac_bits=j)
+    plan = Table16Plan((_term(knots, 0, j, in_scale),))
+    table16_apply(plan, np.arange(-32768, 32768))  # raises where an intermediate breaks TOSA's REQUIRE
+    return plan
 
 
-def build_table_int16_auto(
+def build_table_int16_zoom(
+    f: Callable[[np.ndarray], np.ndarray],
+    in_scale: float,
+    out_scale: float,
+    zoom: int,
+    *,
+    split: bool = True,
+    domain: tuple[float, float] | None = None,
+) -> Table16Plan:
+    """A *zoomed* int16 table for ``f``: two terms whose sum is f.
+
+    ``centre``: zoom ``k``, indexed by ``RESCALE x * 2^k`` (exact, saturating): f on the middle
+    ``1/2^k`` of the input range with segments ``2^k`` times narrower, constant beyond (the index
+    saturates).  ``rest``: zoom 0, indexed by x: ``f - centre``, zero in the middle, the tails outside.
+    Where f bends most near 0 and flattens outwards (sigmoid, tanh, erf, gelu, ... over a wide
+    calibrated range) the chord error drops by ~4^k in the middle and stays small in the flat tails:
+    int16 tanh over +-14 goes from 5.6 LSB (one table) to about 0.8.
+
+    The centre is fitted first on the codes it sees (multiples of 2^k), then the rest against f given
+    the centre's exact device contribution, so the final rounding of the sum is what is optimised.
+    ``split``: knots in 1/128 LSB (two tables per term, :func:`build_table_int16_split`).
+
+    Raises:
+        QuantizationError: as :func:`build_table_int16`, or when the terms' sum breaks int32 or TOSA's
+            REQUIRE on the RESCALE x 2^7 at some code (checked on every code).
+    """
+    if not 1 <= zoom <= 7:
+        raise ValueError(f"zoom must be in 1..7, not {zoom}")
+    j = TABLE16_FRAC_BITS if split else 0
+    sh = 7 + j
+    codes = np.arange(-32768, 32769, dtype=np.int64)
+    # centre: f at index code c' (input scale in_scale / 2^k)
+    yc, _ = _table16_target(f, in_scale / 2**zoom, out_scale, domain)
+    Yc, yc_end = yc[:-1].reshape(512, 128), float(yc[-1])
+    seen = (np.arange(-32768, 32768) % (1 << zoom) == 0).reshape(512, 128)
+    center = np.rint(_table16_least_squares(Yc, yc_end) * (1 << j)).astype(np.int64)
+    kc = _table16_minimax(Yc, _knot_states(center, j), _table16_segment_directions(yc[:-1], yc_end), j, mask=seen)
+    # the rest: f minus the centre's exact device contribution (including its saturated ends)
+    y, _ = _table16_target(f, in_scale, out_scale, domain)
+    contrib = _interp64(kc, _zoom_index(codes, zoom))  # 2^-sh LSB, every code and the virtual +32768
+    resid = y - contrib / float(1 << sh)
+    Y = y[:-1].reshape(512, 128)
+    center = np.rint(_table16_least_squares(resid[:-1].reshape(512, 128), float(resid[-1])) * (1 << j)).astype(np.int64)
+    ko = _table16_minimax(Y, _knot_states(center, j), np.zeros(512, dtype=np.int64), j,
+                          base=contrib[:-1].reshape(512, 128))
+    plan = Table16Plan((_term(kc, zoom, j, in_scale), _term(ko, 0, j, in_scale)))
+    table16_apply(plan, codes[:-1])  # raises where an intermediate breaks int32 or TOSA's REQUIRE
+    return plan
+
+
+def _monotone_where_f_is(dev: np.ndarray, y: np.ndarray, y_end: float) -> bool:
+    """The device output keeps f's monotonicity on every table segment (128 codes and the next
+    segment's first) over which f is monotone (:func:`_table16_segment_directions`): non-decreasing,
+    non-increasing, or flat where f is (clipped) flat -- the rule the one-table search enforces on
+    its knots.  Segments holding an extremum of f are free."""
+    dirs = np.repeat(_table16_segment_directions(y, y_end), 128)[:-1]  # direction of pair (c, c+1)
+    d = np.diff(dev.astype(np.int64))
+    return bool(np.all(np.where(dirs == 1, d >= 0, np.where(dirs == -1, d <= 0, np.where(dirs == 2, d == 0, True)))))
+
+
+def build_table_int16_plan(
     f: Callable[[np.ndarray], np.ndarray],
     in_scale: float,
     out_scale: float,
     *,
     domain: tuple[float, float] | None = None,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """The int16 table tabula lowers to: the single minimax table (:func:`build_table_int16`, 2 IR ops)
-    when its max error over every code is within :data:`TABLE16_SPLIT_ABOVE_LSB` (1 output LSB), else
-    the split table (:func:`build_table_int16_split`, 5 IR ops, one more 1 KiB table) when that is more
-    accurate.  Zero points are 0 (int16 activations are symmetric).
+) -> Table16Plan:
+    """The int16 table tabula lowers to: the cheapest :class:`Table16Plan` whose max error over every
+    input code is within :data:`TABLE16_SPLIT_ABOVE_LSB` (1 output LSB), trying in order of cost
 
-    Returns:
-        ``(table, None)`` or ``(hi, lo)``: int16 [513] arrays.
+    1. one table (:func:`build_table_int16`; 2 IR ops);
+    2. a split table (:func:`build_table_int16_split`) or a zoomed pair (:func:`build_table_int16_zoom`,
+       zoom 1 or 2) -- 5 IR ops, the more accurate of those within the bound;
+    3. a split zoomed pair (zoom 1, 2 or 3; 10 IR ops), the most accurate;
+
+    and, when none reaches the bound, the most accurate of all.  A candidate counts only if it is
+    exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
+    against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
+
     Raises:
-        QuantizationError: as :func:`build_table_int16`.
+        QuantizationError: as :func:`build_table_int16` (the one-table form is always built).
     """
-    single = build_table_int16(f, in_scale, out_scale, domain=domain)
-    e1 = table_error_lsb(f, single, in_scale, 0, out_scale, 0, "int16", domain=domain)["max_lsb"]
-    if e1 <= TABLE16_SPLIT_ABOVE_LSB:
-        return single, None
-    hi, lo = build_table_int16_split(f, in_scale, out_scale, domain=domain)
-    e2 = table_error_lsb(f, hi, in_scale, 0, out_scale, 0, "int16", domain=domain, lo_table=lo)["max_lsb"]
-    return (hi, lo) if e2 < e1 else (single, None)
+    codes = np.arange(-32768, 32768, dtype=np.int64)
+    y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
+    target, y_end = y[:-1], float(y[-1])
+    best: tuple[float, Table16Plan] | None = None
+
+    def score(plan: Table16Plan) -> float | None:
+        try:
+            dev = table16_apply(plan, codes)
+        except QuantizationError:
+            return None
+        if not _monotone_where_f_is(dev, target, y_end):
+            return None
+        return float(np.abs(dev - target).max())
+
+    def consider(plans) -> Table16Plan | None:
+        nonlocal best
+        tier = []
+        for make in plans:
+            try:
+                plan = make()
+            except QuantizationError:
+                continue
+            e = score(plan)
+            if e is not None:
+                tier.append((e, plan))
+                if best is None or e < best[0]:
+                    best = (e, plan)
+        tier.sort(key=lambda t: t[0])
+        return tier[0][1] if tier and tier[0][0] <= TABLE16_SPLIT_ABOVE_LSB else None
+
+    single = Table16Plan((Table16Term(0, build_table_int16(f, in_scale, out_scale, domain=domain)),))
+    e1 = score(single)
+    if e1 is None or e1 <= TABLE16_SPLIT_ABOVE_LSB:
+        return single
+    best = (e1, single)
+    tiers = [
+        [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
+        + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
+        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
+    ]
+    for tier in tiers:
+        chosen = consider(tier)
+        if chosen is not None:
+            return chosen
+    return best[1]
 
 
 def table_output_qparams(
@@ -595,12 +824,11 @@ def table_error_lsb(
     dtype: str,
     *,
     domain: tuple[float, float] | None = None,
-    lo_table: np.ndarray | None = None,
 ) -> dict:
     """Error of a TABLE op in output LSB over every input code, against the exact function.
 
-    The device output (int8: ``table[c + 128]``; int16: interpolation then RESCALE x 2^-7, i.e.
-    :func:`table_apply_int16`; a split int16 table ``(table, lo_table)``: :func:`table_apply_int16_split`)
+    The device output (int8: ``table[c + 128]``; int16: ``table`` is a 513-entry table -- interpolation
+    then RESCALE x 2^-7, :func:`table_apply_int16` -- or a :class:`Table16Plan`, :func:`table16_apply`)
     is compared with ``f((c - zp_in) * s_in) / s_out + zp_out`` evaluated in
     float64 (inputs clipped to ``domain``) and clamped to the dtype's range: saturation at the range
     ends (and at poles) is counted in ``saturated`` rather than as error.
@@ -615,10 +843,7 @@ def table_error_lsb(
         dev = np.asarray(table, dtype=np.int64)[codes + 128]
     elif dtype == "int16":
         codes = np.arange(-32768, 32768, dtype=np.int64)
-        if lo_table is None:
-            dev = table_apply_int16(table, codes).astype(np.int64)
-        else:
-            dev = table_apply_int16_split(table, lo_table, codes).astype(np.int64)
+        dev = table16_apply(table, codes).astype(np.int64)
     else:
         raise ValueError(f"table ops are int8 or int16, not {dtype}")
     x = _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain)

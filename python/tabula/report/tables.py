@@ -4,9 +4,11 @@ Every TABLE op in the IR carries ``attrs["function"]`` (the aten op, a key of ``
 ``attrs["args"]`` / ``attrs["kwargs"]`` (its constant extra arguments, e.g. elu's alpha) and
 ``attrs["domain"]`` (``[lo, hi]`` or None).  From those and the op's table and tensors, the error of
 what the device computes is recomputed over *every* input code (:func:`tabula.qmath.table_error_lsb`).
-An int16 TABLE produces int32 (16.7); its int16 output is the RESCALE x 2^-7 that consumes it (or,
-for a split table, the RESCALE x 2^-14 after the ADD of the ``lo`` TABLE named by ``attrs["lo_table"]``;
-``attrs["output"]`` names the int16 result).
+An int16 TABLE produces int32 (16.7); its int16 output is the RESCALE x 2^-7 that consumes it.  An int16
+table op built from several tables (split and/or zoomed, :class:`tabula.qmath.Table16Plan`) lists them in
+``attrs["terms"]`` (``[{"zoom": k, "hi": const name, "lo": const name or None}]``) on its first TABLE;
+``attrs["input"]`` / ``attrs["output"]`` name the op's int16 input and result; its other TABLEs carry
+only ``{"part": ...}``.
 """
 from __future__ import annotations
 
@@ -17,9 +19,9 @@ from typing import Callable
 import numpy as np
 
 from ..lower.ir import Graph, Op
-from ..qmath import TABLE16_RESCALE, dequantize, table_apply_int16, table_apply_int16_split, table_error_lsb
+from ..qmath import TABLE16_RESCALE, Table16Plan, Table16Term, dequantize, table16_apply, table_error_lsb
 
-__all__ = ["op_function", "table_report", "plot_tables"]
+__all__ = ["op_function", "table_of", "table_report", "plot_tables"]
 
 
 def op_function(function: str, args=(), kwargs: dict | None = None) -> Callable[[np.ndarray], np.ndarray]:
@@ -62,10 +64,13 @@ def _table_ops(g: Graph):
             yield op
 
 
-def _lo_table(g: Graph, op: Op):
-    """The ``lo`` table of a split int16 table op, or None."""
-    name = op.attrs.get("lo_table")
-    return None if name is None else g.constants[name]
+def table_of(g: Graph, op: Op):
+    """The op's table: the int8 / single int16 table, or the :class:`Table16Plan` of its terms."""
+    terms = op.attrs.get("terms")
+    if not terms:
+        return g.constants[op.inputs[1]]
+    return Table16Plan(tuple(Table16Term(int(t["zoom"]), g.constants[t["hi"]],
+                                         None if t.get("lo") is None else g.constants[t["lo"]]) for t in terms))
 
 
 def _domain(op: Op):
@@ -74,25 +79,25 @@ def _domain(op: Op):
 
 
 def table_report(graph: Graph) -> list[dict]:
-    """One row per TABLE op: ``source``, ``function``, ``args``, ``dtype``, ``tables`` (1, or 2 for a split
-    int16 table), ``output`` (tensor name),
+    """One row per TABLE op: ``source``, ``function``, ``args``, ``dtype``, ``form`` and ``tables``
+    (int16: ``single``/1, ``split``/2, ``zoom<k>``/2, ``zoom<k>+split``/4), ``output`` (tensor name),
     ``max_lsb``, ``mean_lsb`` (error of the device output against the exact function, in output LSB, over
     every input code; saturation at the range ends counted apart in ``saturated``)."""
     rows = []
     for op in _table_ops(graph):
-        x = graph.tensors[op.inputs[0]]
-        table = graph.constants[op.inputs[1]]
+        x = graph.tensors[op.attrs.get("input", op.inputs[0])]
+        table = table_of(graph, op)
         out_name, s_out, zp_out = _output_qparams(graph, op)
         f = op_function(op.attrs["function"], op.attrs.get("args"), op.attrs.get("kwargs"))
-        lo = _lo_table(graph, op)
-        e = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype, domain=_domain(op),
-                            lo_table=lo)
+        e = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype, domain=_domain(op))
+        plan = table if isinstance(table, Table16Plan) else None
         rows.append({
             "source": op.source,
             "function": op.attrs["function"],
             "args": list(op.attrs.get("args") or []),
             "dtype": x.dtype,
-            "tables": 1 if lo is None else 2,
+            "form": plan.form if plan else "single",
+            "tables": plan.n_tables if plan else 1,
             "output": out_name,
             "max_lsb": round(e["max_lsb"], 4),
             "mean_lsb": round(e["mean_lsb"], 4),
@@ -114,8 +119,8 @@ def plot_tables(graph: Graph, out_dir: str | Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for n, op in enumerate(_table_ops(graph)):
-        x_t = graph.tensors[op.inputs[0]]
-        table = graph.constants[op.inputs[1]]
+        x_t = graph.tensors[op.attrs.get("input", op.inputs[0])]
+        table = table_of(graph, op)
         _, s_out, zp_out = _output_qparams(graph, op)
         f = op_function(op.attrs["function"], op.attrs.get("args"), op.attrs.get("kwargs"))
         dom = _domain(op)
@@ -124,9 +129,7 @@ def plot_tables(graph: Graph, out_dir: str | Path) -> list[Path]:
             dev = table.astype(np.int64)
         else:
             codes = np.arange(-32768, 32768)
-            lo_t = _lo_table(graph, op)
-            dev = (table_apply_int16(table, codes) if lo_t is None
-                   else table_apply_int16_split(table, lo_t, codes)).astype(np.int64)
+            dev = table16_apply(table, codes).astype(np.int64)
         x = (codes - int(x_t.zero_point)) * float(x_t.scale)
         xc = x if dom is None else np.clip(x, *dom)
         with np.errstate(all="ignore"):
