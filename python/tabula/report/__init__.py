@@ -62,5 +62,7 @@ def print_table(results: dict) -> None:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
     for t in results.get("tables") or []:
-        print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}: max {t.get('max_lsb', float('nan')):.3f} LSB, "
-              f"mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")
+        form = t.get("form", "single")
+        form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
+        print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}{form}: max {t.get('max_lsb', float('nan')):.3f} "
+              f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")
