@@ -142,8 +142,9 @@ def plot_tables(graph: Graph, out_dir: str | Path) -> list[Path]:
         a0.set_ylabel("output")
         a0.legend(loc="best", fontsize=8)
         args = op.attrs.get("args") or []
-        a0.set_title(f"{op.attrs['function']}{tuple(args) if args else ''} {x_t.dtype} -- {op.source or 'no source'}",
-                     fontsize=9)
+        form = f" ({table.form}, {table.n_tables} tables)" if isinstance(table, Table16Plan) else ""
+        a0.set_title(f"{op.attrs['function']}{tuple(args) if args else ''} {x_t.dtype}{form} -- "
+                     f"{op.source or 'no source'}", fontsize=9)
         a1.plot(x, err, lw=0.6, color="C3")
         a1.axhline(0, color="k", lw=0.4)
         a1.set_ylabel("error (output LSB)")
