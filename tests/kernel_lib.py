@@ -98,6 +98,7 @@ class KernelLib:
             "tabula_rescale_s8_s8": [_i8p, i32, i32, i32, i32, _i32p, _i32p, i32, _i8p],
             "tabula_table_s8": [_i8p, i32, _i8p, _i8p],
             "tabula_table_s16": [_i16p, i32, _i16p, _i32p],
+            "tabula_table16_s16": [_i16p, i32, i32, _i32p, C.POINTER(_i16p), C.POINTER(_i16p), _i16p],
             "tabula_max_pool2d_s8": [win_p, _i8p, _i8p],
             "tabula_transpose": [C.c_void_p, _i32p, _i32p, i32, i32, C.c_void_p],
             "tabula_conv2d_s16": [win_p, i32, _i16p, _i8p, i32, _i64p, _i64p],
@@ -267,6 +268,24 @@ class KernelLib:
         inner = _c([x.nbytes // outer if outer else 0 for x in xs], np.int32)
         ptrs = (C.c_void_p * len(xs))(*[x.ctypes.data for x in xs])
         self._call("tabula_concat", ptrs, _ptr(inner, _i32p), len(xs), outer, out.ctypes.data)
+        return out
+
+    def table16(self, x, plan) -> np.ndarray:
+        """int16 x + a ``qmath.Table16Plan`` (or one 513-entry table) -> int16: the fused
+        ``tabula_table16_s16``."""
+        from tabula import qmath
+
+        if not isinstance(plan, qmath.Table16Plan):
+            plan = qmath.Table16Plan((qmath.Table16Term(0, np.asarray(plan)),))
+        x = _c(x, np.int16)
+        out = _out(x.shape, np.int16)
+        n = len(plan.terms)
+        zoom = _c([t.zoom for t in plan.terms], np.int32)
+        his = [_c(t.hi, np.int16) for t in plan.terms]
+        los = [None if t.lo is None else _c(t.lo, np.int16) for t in plan.terms]
+        hi_arr = (_i16p * n)(*[_ptr(h, _i16p) for h in his])
+        lo_arr = (_i16p * n)(*[_i16p() if lo is None else _ptr(lo, _i16p) for lo in los]) if plan.split else None
+        self._call("tabula_table16_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), hi_arr, lo_arr, _ptr(out, _i16p))
         return out
 
     def table(self, x, table) -> np.ndarray:

@@ -51,7 +51,8 @@ def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("form", ["int8", "int16", "int16-other"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
-    """Every intermediate and the result, on every input code.  ``int16``: the form the lowering picks;
+    """Every intermediate and the result, on every input code, and for int16 the fused C kernel codegen
+    calls instead of the op sequence (tabula_table16_s16).  ``int16``: the form the lowering picks;
     ``int16-other``: the split zoomed pair (every op kind a table op can lower to: RESCALE int16 ->
     int16, four TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
     dtype = form[:5]
@@ -76,6 +77,7 @@ def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
             np.testing.assert_array_equal(c[n], ref[n], err_msg=n)
         first = next(o for o in g.ops if o.op == "TABLE")
         np.testing.assert_array_equal(qmath.table16_apply(table_of(g, first), x), ref["y"])
+        np.testing.assert_array_equal(kernel_lib.table16(x, table_of(g, first)), ref["y"])  # the fused C
         assert ref["y"].dtype == np.int16
     else:
         table = g.constants["table"]

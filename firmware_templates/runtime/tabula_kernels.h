@@ -153,6 +153,16 @@ tabula_status tabula_rescale_s32_s32(const int32_t *input, int32_t count, int32_
  */
 tabula_status tabula_table_s16(const int16_t *input, int32_t count, const int16_t *table, int32_t *output);
 
+/*
+ * Int16 table op, fused (codegen's TABLE16): the TOSA sequence tabula lowers an int16 table op to
+ * (tabula.qmath.Table16Plan), computed in one pass.  Terms t < n_terms (1..4): index
+ * saturate16(in * 2^zoom[t]) (zoom 0..7) into hi[t] (and lo[t] when lo != NULL and lo[t] != NULL);
+ * out = saturate16(round-half-up(sum interp(hi) / 2^7)), or with lo tables
+ * saturate16(round-half-up((sum interp(hi) * 2^7 + sum interp(lo)) / 2^14)).
+ */
+tabula_status tabula_table16_s16(const int16_t *input, int32_t count, int32_t n_terms, const int32_t *zoom,
+                                 const int16_t *const *hi, const int16_t *const *lo, int16_t *output);
+
 /* MAX_POOL2D int16, as tabula_max_pool2d_s8 (padding acts as -32768 and never wins). */
 tabula_status tabula_max_pool2d_s16(const tabula_window *win, const int16_t *input, int16_t *output);
 

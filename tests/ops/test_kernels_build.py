@@ -21,7 +21,7 @@ KERNELS = {
     "tabula_rescale_s8_s8", "tabula_table_s8", "tabula_max_pool2d_s8", "tabula_transpose", "tabula_slice", "tabula_pad", "tabula_resize_nearest",
     "tabula_apply_scale_16", "tabula_conv2d_s16", "tabula_fully_connected_s16", "tabula_rescale_s64_s16",
     "tabula_rescale_s32_s16", "tabula_rescale_s16_s16", "tabula_rescale_s8_s32", "tabula_rescale_s16_s32",
-    "tabula_rescale_s32_s32",
+    "tabula_rescale_s32_s32", "tabula_table16_s16",
     "tabula_max_pool2d_s16", "tabula_avg_pool2d_s8", "tabula_avg_pool2d_s16", "tabula_clamp_s8", "tabula_clamp_s16",
     "tabula_add_s32", "tabula_sub_s32", "tabula_mul_s32", "tabula_concat",
 }

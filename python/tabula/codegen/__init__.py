@@ -2,7 +2,8 @@
 
 ``model.c`` holds every constant (weights OHWI, biases, TABLEs, RESCALE multipliers/shifts) as
 ``const`` arrays, one statically planned arena (:mod:`.arena`) and ``tabula_model_run()``, a
-straight-line list of kernel calls (``firmware_templates/runtime/tabula_kernels.h``).  Output is
+straight-line list of kernel calls (``firmware_templates/runtime/tabula_kernels.h``); an int16 table
+op's TOSA sequence is one call (:mod:`.fuse`).  Output is
 byte-for-byte reproducible for the same IR.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .. import __version__
 from ..lower.ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
+from .fuse import fuse_table16
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
 
@@ -78,6 +80,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
+    g = fuse_table16(g)  # codegen only: the IR keeps its TOSA ops
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plan = plan_arena(g)

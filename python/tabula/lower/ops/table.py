@@ -65,8 +65,9 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
                   ``TABLE(idx, lo)`` terms, ``RESCALE x 2^-14 -> out``.
 
     The first TABLE carries ``attrs`` (``function``, ``args``, ``kwargs``, ``domain``) plus ``output``
-    (the int16 result's name) and, for several tables, ``terms`` and ``input`` (x's name: the first
-    TABLE may read a zoomed index); the others carry ``{"part": ...}``.
+    (the int16 result's name), ``internal`` (the names of the op's intermediate tensors: codegen runs
+    the whole sequence as one kernel, :mod:`tabula.codegen.fuse`) and, for several tables, ``terms``
+    and ``input`` (x's name: the first TABLE may read a zoomed index); the others carry ``{"part": ...}``.
     Raises QuantizationError from the table builder."""
     from ...qmath import TABLE16_FRAC_BITS, build_table_int16_plan, quantize_multiplier, zoom_rescale
 
@@ -76,17 +77,24 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
                                       domain=None if dom is None else (float(dom[0]), float(dom[1])))
     s_out = float(out.scale)
     g = ctx.graph
-    attrs = dict(attrs, output=out.name)
+    internal: list[str] = []  # the group's intermediates (codegen fuses the group: codegen/fuse.py)
+    attrs = dict(attrs, output=out.name, internal=internal)
+
+    def temp(name, shape, dtype, scale):
+        t = ctx.temp(name, shape, dtype, scale)
+        internal.append(t.name)
+        return t
+
     if len(plan.terms) == 1 and not plan.split:
         t = ctx.const(f"{base}_table", plan.terms[0].hi, "int16")
-        acc = ctx.temp(f"{base}_interp", out.shape, "int32", s_out / 128.0)
+        acc = temp(f"{base}_interp", out.shape, "int32", s_out / 128.0)
         g.add_op(Op("TABLE", [x.name, t.name], [acc.name], attrs, src))
         ctx.rescale(acc, out, src, scale=2.0**-7)
         return
     index = {0: x}
     for k in sorted({t.zoom for t in plan.terms} - {0}):
         assert quantize_multiplier(2.0**k) == zoom_rescale(k)
-        index[k] = ctx.temp(f"{base}_zoom{k}", x.shape, "int16", float(x.scale) / 2**k)
+        index[k] = temp(f"{base}_zoom{k}", x.shape, "int16", float(x.scale) / 2**k)
         ctx.rescale(x, index[k], src, scale=2.0**k)
     names = [{"zoom": t.zoom, "hi": ctx.const(f"{base}_table{n}_hi", t.hi, "int16").name,
               "lo": None if t.lo is None else ctx.const(f"{base}_table{n}_lo", t.lo, "int16").name}
@@ -98,11 +106,11 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
         for n, t in enumerate(names):
             if t[part] is None:
                 continue
-            v = ctx.temp(f"{base}_interp{n}_{part}", out.shape, "int32", scale)
+            v = temp(f"{base}_interp{n}_{part}", out.shape, "int32", scale)
             first = total is None and part == "hi"
             g.add_op(Op("TABLE", [index[t["zoom"]].name, t[part]], [v.name], attrs if first else {"part": f"{part}{n}"}, src))
             if total is not None:
-                s = ctx.temp(f"{base}_sum_{part}{n}", out.shape, "int32", scale)
+                s = temp(f"{base}_sum_{part}{n}", out.shape, "int32", scale)
                 g.add_op(Op("ADD", [total.name, v.name], [s.name], {}, src))
                 v = s
             total = v
@@ -113,9 +121,9 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
         ctx.rescale(h, out, src, scale=2.0**-7)
         return
     fine = s_out / 2.0 ** (7 + TABLE16_FRAC_BITS)
-    h7 = ctx.temp(f"{base}_interp_hi_up", out.shape, "int32", fine)
+    h7 = temp(f"{base}_interp_hi_up", out.shape, "int32", fine)
     ctx.rescale(h, h7, src, scale=2.0**TABLE16_FRAC_BITS)
     lo = summed("lo", fine)
-    acc = ctx.temp(f"{base}_interp", out.shape, "int32", fine)
+    acc = temp(f"{base}_interp", out.shape, "int32", fine)
     g.add_op(Op("ADD", [h7.name, lo.name], [acc.name], {}, src))
     ctx.rescale(acc, out, src, scale=2.0 ** -(7 + TABLE16_FRAC_BITS))
