@@ -503,6 +503,8 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
     best = np.zeros(S)
     for k in range(n - 1):
         best = np.min(np.maximum(best[:, None], segmax[k]), axis=0)
+    if not np.isfinite(best.min()):
+        raise QuantizationError("no int16 table among the candidates keeps the slope limit and f's monotonicity")
     bound = float(best.min()) + 1e-9
     # pass 2: min sum of squares over paths whose every segment stays within the bound
     cost = np.where(segmax <= bound, segss, np.inf)
@@ -668,19 +670,32 @@ def build_table_int16_zoom(
     sh = 7 + j
     codes = np.arange(-32768, 32769, dtype=np.int64)
     # centre: f at index code c' (input scale in_scale / 2^k)
-    yc, _ = _table16_target(f, in_scale / 2**zoom, out_scale, domain)
+    yc, sample_c = _table16_target(f, in_scale / 2**zoom, out_scale, domain)
     Yc, yc_end = yc[:-1].reshape(512, 128), float(yc[-1])
     seen = (np.arange(-32768, 32768) % (1 << zoom) == 0).reshape(512, 128)
     center = np.rint(_table16_least_squares(Yc, yc_end) * (1 << j)).astype(np.int64)
-    kc = _table16_minimax(Yc, _knot_states(center, j), _table16_segment_directions(yc[:-1], yc_end), j, mask=seen)
+    # the plainly sampled centre is one candidate path: it always meets the direction rules
+    kc = _table16_minimax(Yc, _knot_states(center, j, sample_c << j), _table16_segment_directions(yc[:-1], yc_end), j,
+                          mask=seen)
     # the rest: f minus the centre's exact device contribution (including its saturated ends)
     y, _ = _table16_target(f, in_scale, out_scale, domain)
     contrib = _interp64(kc, _zoom_index(codes, zoom))  # 2^-sh LSB, every code and the virtual +32768
     resid = y - contrib / float(1 << sh)
     Y = y[:-1].reshape(512, 128)
     center = np.rint(_table16_least_squares(resid[:-1].reshape(512, 128), float(resid[-1])) * (1 << j)).astype(np.int64)
-    ko = _table16_minimax(Y, _knot_states(center, j), np.zeros(512, dtype=np.int64), j,
-                          base=contrib[:-1].reshape(512, 128))
+    # the rest follows f's direction on every segment; outside the centre (which is constant there)
+    # that is f's monotonicity, inside it the sum of two terms that both follow f
+    dirs = _table16_segment_directions(y[:-1], float(y[-1]))
+    # a path that meets the rule: 0 over the centre, outside it f's sampled steps from the centre's edge
+    # (edge = 32768 / 2^k is a knot: |c| <= edge is where the centre's index does not saturate)
+    edge = 32768 >> zoom
+    kc_codes = INT16_TABLE_CODES + 32768
+    fine = np.rint(y[kc_codes] * (1 << j)).astype(np.int64)
+    left, right = INT16_TABLE_CODES <= -edge, INT16_TABLE_CODES >= edge
+    rest = np.zeros(513, dtype=np.int64)
+    rest[left] = fine[left] - fine[INT16_TABLE_CODES == -edge][0]
+    rest[right] = fine[right] - fine[INT16_TABLE_CODES == edge][0]
+    ko = _table16_minimax(Y, _knot_states(center, j, rest), dirs, j, base=contrib[:-1].reshape(512, 128))
     plan = Table16Plan((_term(kc, zoom, j, in_scale), _term(ko, 0, j, in_scale)))
     table16_apply(plan, codes[:-1])  # raises where an intermediate breaks int32 or TOSA's REQUIRE
     return plan
@@ -710,8 +725,11 @@ def build_table_int16_plan(
     2. a split table (:func:`build_table_int16_split`) or a zoomed pair (:func:`build_table_int16_zoom`,
        zoom 1 or 2) -- 5 IR ops, the more accurate of those within the bound;
     3. a split zoomed pair (zoom 1, 2 or 3; 10 IR ops), the most accurate;
+    4. a deeply zoomed pair (zoom 4 to 7, 5 ops) -- for a pole or infinite slope at x = 0;
 
-    and, when none reaches the bound, the most accurate of all.  A candidate counts only if it is
+    and, when none reaches the bound, the most accurate -- where a costlier form must cut the max
+    error by 10 % over the best cheaper one (asin's edge singularity gains 1 LSB of 429 from zooming: it
+    keeps one table).  A candidate counts only if it is
     exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
     against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
 
@@ -721,7 +739,7 @@ def build_table_int16_plan(
     codes = np.arange(-32768, 32768, dtype=np.int64)
     y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
     target, y_end = y[:-1], float(y[-1])
-    best: tuple[float, Table16Plan] | None = None
+    scored: list[tuple[float, Table16Plan]] = []
 
     def score(plan: Table16Plan) -> float | None:
         try:
@@ -733,7 +751,6 @@ def build_table_int16_plan(
         return float(np.abs(dev - target).max())
 
     def consider(plans) -> Table16Plan | None:
-        nonlocal best
         tier = []
         for make in plans:
             try:
@@ -743,8 +760,7 @@ def build_table_int16_plan(
             e = score(plan)
             if e is not None:
                 tier.append((e, plan))
-                if best is None or e < best[0]:
-                    best = (e, plan)
+        scored.extend(tier)
         tier.sort(key=lambda t: t[0])
         return tier[0][1] if tier and tier[0][0] <= TABLE16_SPLIT_ABOVE_LSB else None
 
@@ -752,17 +768,25 @@ def build_table_int16_plan(
     e1 = score(single)
     if e1 is None or e1 <= TABLE16_SPLIT_ABOVE_LSB:
         return single
-    best = (e1, single)
+    scored.append((e1, single))
     tiers = [
         [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
         + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
         [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
+        # a pole or an infinite slope at 0 (log, sqrt, rsqrt, reciprocal): a deep centre
+        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (4, 5, 6, 7)],
     ]
     for tier in tiers:
         chosen = consider(tier)
         if chosen is not None:
             return chosen
-    return best[1]
+    # none within 1 LSB: from the cheapest up, a costlier form must cut the max error by 10 %
+    scored.sort(key=lambda t: (t[1].n_ops, t[0]))
+    e, choice = scored[0]
+    for e2, plan in scored[1:]:
+        if e2 < 0.9 * e:
+            e, choice = e2, plan
+    return choice
 
 
 def table_output_qparams(
