@@ -9,10 +9,48 @@
  * never undefined behaviour) and equals TOSA's int48 accumulator whenever the exact sum fits 48
  * bits, which the IR contract requires (it is not checked here).
  *
+ * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV16_PATCH_MAX
+ * elements, each output pixel's receptive field is gathered once into a contiguous int16 patch (padded
+ * taps hold 0) and every output channel is one predicated VMLALDAVA dot product over it (64-bit
+ * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
+ * scalar path.
+ *
  * Argument contract (TABULA_ERR_ARG otherwise): all sizes, kernel, stride, dilation >= 1, out_c >= 1,
  * pad_top, pad_left >= 0, weight_zp in [-128, 127].  bias may be NULL (zero bias).
  */
+#include <string.h>
+
 #include "tabula_internal.h"
+
+#if TABULA_HAVE_MVE
+#define TABULA_CONV16_PATCH_MAX 1024
+/* One output pixel: gather the int16 patch, then one predicated dot product per output channel. */
+static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int16_t *input, const int8_t *weight,
+                             const int64_t *bias, int32_t b, int32_t iy0, int32_t ix0, int16_t *patch,
+                             int64_t *out)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t len = kh * kw * c;
+    int32_t ky, kx, oc;
+    int16_t *dst = patch;
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * win->dilation_y;
+        for (kx = 0; kx < kw; ++kx) {
+            const int32_t ix = ix0 + kx * win->dilation_x;
+            if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                memset(dst, 0, (size_t)c * sizeof(int16_t));
+            } else {
+                memcpy(dst, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c * sizeof(int16_t));
+            }
+            dst += c;
+        }
+    }
+    for (oc = 0; oc < out_c; ++oc) {
+        const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
+        out[oc] = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
+    }
+}
+#endif
 
 tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                                 const int16_t *input,
@@ -32,6 +70,20 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
         || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
         return TABULA_ERR_ARG;
     }
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && kh * kw * c <= TABULA_CONV16_PATCH_MAX) {
+        int16_t patch[TABULA_CONV16_PATCH_MAX];
+        for (b = 0; b < n; ++b) {
+            for (oy = 0; oy < oh; ++oy) {
+                for (ox = 0; ox < ow; ++ox) {
+                    conv16_pixel_mve(win, out_c, input, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
+                                     output + ((b * oh + oy) * ow + ox) * out_c);
+                }
+            }
+        }
+        return TABULA_OK;
+    }
+#endif
     for (b = 0; b < n; ++b) {
         for (oy = 0; oy < oh; ++oy) {
             const int32_t iy0 = oy * sy - pt;

@@ -119,6 +119,22 @@ static inline int32_t tabula_dot_s8_mve(const int8_t *x, const int8_t *w, int32_
     *wsum = ws;
     return dot;
 }
+
+/* sum_j x[j] * w[j] over len (int16, int8) pairs, 8 lanes per predicated VMLALDAVA (the int8 weights
+ * are sign-extended to int16 by VLDRB.S16); the 64-bit accumulator wraps modulo 2^64 like the
+ * scalar paths' uint64 sums. */
+static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, int32_t len)
+{
+    int64_t dot = 0;
+    int32_t j;
+    for (j = 0; j < len; j += 8) {
+        const mve_pred16_t p = vctp16q((uint32_t)(len - j));
+        const int16x8_t xv = vldrhq_z_s16(x + j, p);
+        const int16x8_t wv = vldrbq_z_s16(w + j, p);
+        dot = vmlaldavaq_p_s16(dot, xv, wv, p);
+    }
+    return dot;
+}
 #else
 #define TABULA_HAVE_MVE 0
 #endif
