@@ -408,3 +408,30 @@ def test_qemu_runner_with_tiny_firmware(tmp_path, exit_code):
         assert runner.wait(30) == exit_code
     assert r.outputs == [[b"dcba"], [b"zyxw"]] and r.ticks == [1, 2]
     assert (r.board_name, r.exit_code, r.n_inferences, r.eot) == ("tiny", exit_code, 2, True)
+
+
+def test_serial_link_keeps_the_last_byte_when_the_device_closes_right_after_it():
+    """pyserial's socket:// read raises once the peer has closed; a byte read just before (the EOT)
+    must still be returned, and the close reported by the next read.  (This race made the noisy
+    socket session above miss the EOT under load.)"""
+    import serial
+
+    from tabula.deploy.link import LinkClosed
+
+    class ClosingPort:
+        timeout, write_timeout = 0.01, 1.0
+
+        def __init__(self):
+            self.chunks = [b"\x04"]
+
+        def read(self, n):
+            if self.chunks:
+                return self.chunks.pop(0)
+            raise serial.SerialException("socket disconnected")
+
+    link = SerialLink(ClosingPort(), poll_s=0.01)
+    assert link.read(4096) == b"\x04"
+    with pytest.raises(LinkClosed, match="socket disconnected"):
+        link.read(4096)
+    with pytest.raises(LinkClosed):
+        link.read(4096)

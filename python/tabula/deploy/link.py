@@ -51,6 +51,7 @@ class SerialLink:
         self._write_timeout_exc = serial.SerialTimeoutException
         self.ser = ser
         self.poll_s = poll_s
+        self._closed: Exception | None = None  # the error that ended the link, once a read saw it
         ser.timeout = poll_s
         ser.write_timeout = write_timeout_s
 
@@ -70,19 +71,28 @@ class SerialLink:
             raise LinkClosed(f"serial link closed: {e}") from e
 
     def read(self, max_bytes: int) -> bytes:
+        if self._closed is not None:
+            raise LinkClosed(f"serial link closed: {self._closed}")
         try:
             first = self.ser.read(1)  # waits up to poll_s
-            if not first or max_bytes <= 1:
-                return first
-            # Then take whatever is already there without waiting (socket:// reports
-            # in_waiting as 0/1, so a non-blocking read is the portable way).
-            self.ser.timeout = 0
-            try:
-                return first + self.ser.read(max_bytes - 1)
-            finally:
-                self.ser.timeout = self.poll_s
         except (self._serial_exc, OSError) as e:
             raise LinkClosed(f"serial link closed: {e}") from e
+        if not first or max_bytes <= 1:
+            return first
+        # Then take whatever is already there without waiting (socket:// reports in_waiting as 0/1,
+        # so a non-blocking read is the portable way).  When the device closes right after its last
+        # byte (the EOT), that read fails: return the byte now and report the close on the next call.
+        self.ser.timeout = 0
+        try:
+            return first + self.ser.read(max_bytes - 1)
+        except (self._serial_exc, OSError) as e:
+            self._closed = e
+            return first
+        finally:
+            try:
+                self.ser.timeout = self.poll_s
+            except (self._serial_exc, OSError):
+                pass
 
     def close(self) -> None:
         try:
