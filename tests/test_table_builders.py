@@ -295,3 +295,48 @@ def test_table_report_and_plots(tmp_path):
     paths = plot_tables(g16, tmp_path) + plot_tables(g8, tmp_path / "b") + plot_tables(g16s, tmp_path / "c")
     assert [p.suffix for p in paths] == [".png", ".png", ".png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in paths)
+
+
+# ---- bad input to the builders (found by an adversarial run) ----------------------------------------
+def test_outputs_beyond_float32_are_a_clear_error_not_an_infinite_scale():
+    with pytest.raises(QuantizationError, match="beyond float32"):
+        qmath.table_output_qparams(np.exp, 90 / 32767, 0, "int16")  # exp(90) = 1.2e39
+    for bad in (math.inf, 0.0, -1.0, math.nan):
+        with pytest.raises(QuantizationError, match="output scale"):
+            qmath.build_table_int16_plan(np.tanh, 4 / 32767, bad)
+        with pytest.raises(QuantizationError, match="output scale"):
+            qmath.build_table_int8(np.tanh, 4 / 127, 0, bad, 0)
+
+
+def test_f_undefined_only_at_the_virtual_end_code_is_accepted():
+    """sqrt(1 - x) on the grid 1/32767: finite at every real code (x <= 1); code +32768 (x > 1) is only
+    the last knot of the table, so it takes f at the last real code instead of failing."""
+    f = lambda v: np.sqrt(1.0 - v)  # noqa: E731
+    with np.errstate(invalid="ignore"):
+        s_out, _ = qmath.table_output_qparams(f, 1 / 32767, 0, "int16")
+        plan = qmath.build_table_int16_plan(f, 1 / 32767, s_out)
+        e = qmath.table_error_lsb(f, plan, 1 / 32767, 0, s_out, 0, "int16")
+    assert s_out == pytest.approx(math.sqrt(2) / 32767, rel=1e-5) and e["saturated"] == 0  # float32 scale
+    dev = qmath.table16_apply(plan, np.arange(-32768, 32768)).astype(np.int64)
+    assert dev[-1] <= e["max_lsb"] and np.all(np.diff(dev) <= 0)  # sqrt(1 - 1) = 0, within the bound; monotone
+
+
+def test_an_empty_or_nan_domain_is_refused():
+    for dom in ((1.0, -1.0), (math.nan, 1.0)):
+        with pytest.raises(QuantizationError, match="domain"):
+            qmath.build_table_int16_plan(np.tanh, 4 / 32767, 1 / 32767, domain=dom)
+        with pytest.raises(QuantizationError, match="domain"):
+            qmath.build_table_int8(np.tanh, 4 / 127, 0, 1 / 127, 0, domain=dom)
+
+
+def test_emit_int16_refuses_int16_zero_points():
+    from tabula.lower.ir import Graph, LoweringError, Tensor
+    from tabula.lower.ops.table import emit_int16
+    from tabula.lower.pipeline import LoweringContext
+
+    g = Graph()
+    x = g.add_tensor(Tensor("x", (4,), "int16", 4 / 32767, 100))
+    y = g.add_tensor(Tensor("y", (4,), "int16", 1 / 32767, 0))
+    with pytest.raises(LoweringError, match="zero point"):
+        emit_int16(LoweringContext(None, g), "op", x, y, np.tanh, {"function": "aten.tanh", "domain": None}, "here")
+    assert g.ops == []

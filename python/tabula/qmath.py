@@ -200,6 +200,7 @@ def build_table_int8(
     Raises:
         QuantizationError: ``f`` returned NaN for some code (the input grid leaves the domain).
     """
+    _check_out_scale(out_scale)
     codes = np.arange(-128, 128, dtype=np.int32)
     x = _clip_to_domain(dequantize(codes, in_scale, in_zero_point), domain)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -255,6 +256,8 @@ def _clip_to_domain(x: np.ndarray, domain) -> np.ndarray:
     if domain is None:
         return x
     lo, hi = domain
+    if not lo <= hi:  # also catches NaN
+        raise QuantizationError(f"domain {tuple(domain)} is empty or NaN: pass (lo, hi) with lo <= hi")
     return np.clip(x, x.dtype.type(lo), x.dtype.type(hi))
 
 
@@ -262,6 +265,21 @@ def _eval_f64(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarra
     """``f(x)`` on a float64 array, as float64, silencing the warnings of poles (1/0, log 0)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(f(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+
+
+def _check_out_scale(out_scale: float) -> None:
+    if not (np.isfinite(out_scale) and out_scale > 0):
+        raise QuantizationError(f"output scale {out_scale} is not a positive finite number")
+
+
+def _end_knot_inside(y: np.ndarray) -> np.ndarray:
+    """int16 tables evaluate f at the virtual code +32768 too (the right knot of the last segment, no
+    input reaches it).  Where f is undefined just there (sqrt(1 - x) with x = 32768 * s > 1), that knot
+    takes f at the last real code instead of failing the op."""
+    if y.size > 1 and np.isnan(y[-1]) and not np.isnan(y[-2]):
+        y = y.copy()
+        y[-1] = y[-2]
+    return y
 
 
 def _check_nan(y: np.ndarray, codes: np.ndarray) -> None:
@@ -570,9 +588,10 @@ def build_table_int16(
 def _table16_target(f, in_scale: float, out_scale: float, domain) -> tuple[np.ndarray, np.ndarray]:
     """(f / out_scale at every code -32768..+32768 clipped to int16, plainly sampled 513 entries);
     raises the slope error of a pole/jump against the sampled function."""
+    _check_out_scale(out_scale)
     codes = np.arange(-32768, 32769, dtype=np.int64)  # every code and the virtual +32768
     x = _clip_to_domain(codes * np.float64(in_scale), domain)
-    y = _eval_f64(f, x) / np.float64(out_scale)
+    y = _end_knot_inside(_eval_f64(f, x)) / np.float64(out_scale)
     _check_nan(y, codes)
     y = np.clip(y, -32768.0, 32767.0)  # +-inf saturates
     sample = np.clip(np.rint(y[::128]), -32768, 32767).astype(np.int64)
@@ -811,7 +830,8 @@ def table_output_qparams(
     ``f`` is evaluated in float32 for int8 (as the table is) and float64 for int16.
 
     Raises:
-        QuantizationError: f is NaN at some code, or infinite everywhere.
+        QuantizationError: f is NaN at some code, infinite everywhere, or (int16) beyond float32; the
+            domain is empty.
     """
     if dtype == "int8":
         codes = np.arange(-128, 128, dtype=np.int32)
@@ -820,7 +840,7 @@ def table_output_qparams(
             y = np.asarray(f(x), dtype=np.float32)
     elif dtype == "int16":
         codes = np.arange(-32768, 32769, dtype=np.int64)  # and the table's virtual end code +32768
-        y = _eval_f64(f, _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain))
+        y = _end_knot_inside(_eval_f64(f, _clip_to_domain((codes - in_zero_point) * np.float64(in_scale), domain)))
     else:
         raise ValueError(f"table ops are int8 or int16, not {dtype}")
     _check_nan(y, codes)
@@ -833,6 +853,10 @@ def table_output_qparams(
         scale = np.maximum((hi - lo) / np.float32(255.0), np.float32(eps))
         zp = int(np.clip(-128 - int(np.rint(lo / scale)), -128, 127))
         return float(scale), zp
+    if np.abs(y).max() > np.finfo(np.float32).max:
+        raise QuantizationError(
+            f"table function reaches {np.abs(y).max():.3g}, beyond float32 (scales are float32): narrow the "
+            "op's input range or keep it away from the overflow")
     amax = np.float32(np.abs(y).max())
     scale = np.maximum(amax / np.float32(32767.0), np.float32(eps))
     return float(scale), 0

@@ -71,6 +71,9 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
     Raises QuantizationError from the table builder."""
     from ...qmath import TABLE16_FRAC_BITS, build_table_int16_plan, quantize_multiplier, zoom_rescale
 
+    if int(x.zero_point) != 0 or int(out.zero_point) != 0:
+        raise LoweringError(f"{src}: int16 table ops need symmetric int16 input and output (zero point 0), "
+                            f"got {x.zero_point} and {out.zero_point}")
     if plan is None:
         dom = attrs.get("domain")
         plan = build_table_int16_plan(f, x.scale, out.scale,
