@@ -304,7 +304,36 @@ class TabulaQuantizer(Quantizer):
             else:
                 continue
             node.meta[_ANN] = ann
+        self._keep_joined_grids_apart(model)
         return model
+
+    @staticmethod
+    def _keep_joined_grids_apart(model: GraphModule) -> None:
+        """A value that feeds a cat *and* other ops: PT2E's implicit sharing joins an input edge with
+        every other user's edge of the same producer when their specs look alike, so another
+        consumer's edge pulled the cat's whole shared grid into the producer's own grid (tanh's, say)
+        and the cat's other inputs were clipped to it (cat([t, exp(t)]): 7 dB SQNR).  Those other
+        consumers share the producer's output explicitly instead, without implicit sharing."""
+        joined = set()
+        for n in model.graph.nodes:
+            if n.op == "call_function" and rules.op_class(n.target) is rules.OpClass.JOINING:
+                joined.update(a for a in n.args[rules.JOINING[rules.canonical_op(n.target)]] if isinstance(a, Node))
+        for n in model.graph.nodes:
+            ann = n.meta.get(_ANN)
+            if ann is None or n.op != "call_function" or rules.op_class(n.target) is rules.OpClass.JOINING:
+                continue
+            shared = [x for x in ann.input_qspec_map if x in joined and len(x.users) > 1]
+            if not shared or not ann.allow_implicit_sharing:
+                continue
+            for x in shared:
+                spec = ann.input_qspec_map[x]
+                producer = x.meta.get(_ANN)
+                plain = isinstance(spec, QuantizationSpec) and \
+                    getattr(spec.observer_or_fake_quant_ctr, "p", None) is not None and \
+                    spec.observer_or_fake_quant_ctr.p.func is FiniteHistogramObserver
+                if plain and producer is not None and producer.output_qspec is not None:
+                    ann.input_qspec_map[x] = SharedQuantizationSpec(x)
+            ann.allow_implicit_sharing = False
 
     def validate(self, model: GraphModule) -> None:
         pass
