@@ -125,6 +125,13 @@ def test_missing_cross_compiler_is_one_clear_line(tmp_path, build_dir):
     assert "Traceback" not in p.stderr + p.stdout
 
 
+def test_misspelled_or_unknown_scons_options_are_refused(tmp_path):
+    for args, word in ((["shceme=a16w8"], "shceme=a16w8"), (["scheme=a16w16"], "a16w16")):
+        p = scons("board=host", "run=0", f"build_dir={tmp_path}", *args, check=False)
+        assert p.returncode != 0 and word in p.stderr and "Traceback" not in p.stderr + p.stdout
+    assert not any(tmp_path.iterdir())  # nothing built
+
+
 @pytest.mark.qemu
 def test_digits_a16w8_on_corstone300_qemu(build_dir):
     if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
