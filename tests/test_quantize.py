@@ -108,6 +108,26 @@ def test_unsupported_ops_are_all_listed_with_source_before_calibration():
     assert {n for n, _ in ei.value.ops} == {"aten.cumsum", "aten.sort"}
 
 
+class _ScalarAndBroadcast(nn.Module):
+    def forward(self, x):
+        y = x * 0.5
+        z = y + x[:, :1]
+        return torch.neg(z) + 1
+
+
+def test_scalar_operands_and_broadcasting_are_listed_with_the_unsupported_ops():
+    """The arithmetic lowering's limits are reported in the same up-front list (found one per failed
+    build before)."""
+    x = torch.randn(4, 8)
+    with pytest.raises(UnsupportedOpError) as ei:
+        tabula.quantize(_ScalarAndBroadcast(), (x[:1],), _ExplodingCalibration())
+    ops = [n for n, _ in ei.value.ops]
+    assert ops == ["aten.mul with a scalar operand (use a tensor of the same shape)",
+                   "aten.add broadcasting (1, 8) with (1, 1)", "aten.neg",
+                   "aten.add with a scalar operand (use a tensor of the same shape)"]
+    assert all("test_quantize.py:" in src for _, src in ei.value.ops)
+
+
 def test_nan_weight_is_rejected_with_a_clear_error():
     m = _ConvAct(nn.SiLU())
     with torch.no_grad():

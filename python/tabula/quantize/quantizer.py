@@ -118,6 +118,15 @@ def check_supported(gm: GraphModule) -> None:
             continue
         if name not in ok:
             bad.append((name, node_source(n)))
+        elif rules.op_class(n.target) is rules.OpClass.ARITHMETIC:
+            # the lowering's limits, listed here with the rest instead of one per failed build
+            a = list(n.args[:2])
+            if len(a) < 2 or not all(isinstance(v, Node) for v in a):
+                bad.append((f"{name} with a scalar operand (use a tensor of the same shape)", node_source(n)))
+            else:
+                shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
+                if None not in shapes and shapes[0] != shapes[1]:
+                    bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
     if bad:
         raise UnsupportedOpError(bad)
 
