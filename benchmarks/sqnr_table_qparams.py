@@ -24,8 +24,8 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  
 from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, SharedQuantizationSpec  # noqa: E402
 
 import tabula  # noqa: E402
-from tabula.quantize import capture, rules  # noqa: E402
-from tabula.quantize.quantizer import TabulaQuantizer, _act_qspec  # noqa: E402
+from tabula.quantizer import capture  # noqa: E402
+from tabula.quantizer.annotator import TabulaQuantizer, _act_qspec  # noqa: E402
 from tabula.report import sqnr_db  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@
    TABLEs, knots in 1/128 LSB) vs what the lowering picks (qmath.build_table_int16_plan: the cheapest
    form within 1 LSB, zoomed tables for wide ranges), against the exact function.
    (TFLite's published figures for its int16 LUTs: sigmoid +-1.02 LSB, tanh +-1.48 LSB.)
-2. Every table op (tests/table_cases.py: typical input ranges), int16: plain vs minimax vs split vs
+2. Every table op (tabula.report.table_cases: typical input ranges), int16: plain vs minimax vs split vs
    lowered; int8: the error of q(f(dq(c))) with table-exact output qparams.
 3. int8 output qparams, table-exact vs calibrated (torchao HistogramObserver on f(calibration data), as
    the quantizer's own observer would): error against float f on held-out data drawn like the
@@ -16,17 +16,14 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from table_cases import CASES, build  # noqa: E402
 from tabula import qmath  # noqa: E402
+from tabula.report.table_cases import CASES, build  # noqa: E402
 from tabula.report.tables import op_function  # noqa: E402
 
 

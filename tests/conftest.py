@@ -1,34 +1,69 @@
+"""Shared test setup: the seed, tool markers, the C kernel library and the digits example.
+
+Markers (pyproject.toml) say what a test needs; a test skips -- saying what is missing and the
+command that installs it -- only when that is truly absent:
+
+``host``  the host C compiler (``cc``)          ``arm``   ``arm-none-eabi-gcc``
+``qemu``  ``qemu-system-arm`` and ``arm-none-eabi-gcc``
+``tosa``  the TOSA reference model (``tosa-tools``)
+``fvp`` / ``board``: run against fakes here (no skip).
+
+``python/`` and ``tests/`` are on the path (pyproject.toml ``pythonpath``), so tests import
+``tabula`` from this checkout and helpers such as ``kernel_lib`` directly.
+"""
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import shutil  # noqa: E402
 import zlib  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-
-# ==== kernels: host build of the C kernels + seeded RNG (owner: kernels; tests/kernel_lib.py) ====
 #: Base seed of every randomized test; override with TABULA_SEED=<int>.
 TABULA_SEED = int(os.environ.get("TABULA_SEED", "20250101"))
+
+_INSTALL = {
+    "cc": "apt-get install --no-install-recommends gcc libc6-dev",
+    "arm-none-eabi-gcc": "./bootstrap.sh (apt-get install --no-install-recommends gcc-arm-none-eabi libnewlib-arm-none-eabi)",
+    "qemu-system-arm": "./bootstrap.sh (apt-get install --no-install-recommends qemu-system-arm)",
+}
+_NEEDS = {"host": ("cc",), "arm": ("arm-none-eabi-gcc",), "qemu": ("qemu-system-arm", "arm-none-eabi-gcc")}
 
 
 def pytest_report_header(config):
     return f"tabula: TABULA_SEED={TABULA_SEED}"
 
 
+def missing_for(marker: str) -> str | None:
+    """Why a test with ``marker`` cannot run here (what is missing and how to install it), or None."""
+    if marker == "tosa":
+        from tabula import tosa
+
+        why = tosa.unavailable()
+        return None if why is None else f"tosa-tools unavailable ({why}); pip install -e '.[test]'"
+    gone = [t for t in _NEEDS.get(marker, ()) if shutil.which(t) is None]
+    return "; ".join(f"{t} not found on PATH: {_INSTALL[t]}" for t in gone) or None
+
+
+def pytest_runtest_setup(item):
+    for marker in ("host", "arm", "qemu", "tosa"):
+        if item.get_closest_marker(marker) is not None:
+            why = missing_for(marker)
+            if why:
+                pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def kernel_lib(tmp_path_factory):
-    """ctypes wrappers (tests/kernel_lib.KernelLib) over all firmware_templates/runtime/kernels/*.c,
-    built once per session with the host ``cc``.  Skips when there is no host compiler."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))  # tests/kernel_lib.py, whatever the import mode
+    """ctypes wrappers (tests/kernel_lib.KernelLib) over every C kernel, built once per session with
+    the host ``cc``.  Skips when there is no host compiler."""
     import kernel_lib as kl
 
-    if kl.compiler() is None:
-        pytest.skip("host C compiler 'cc' not found on PATH")
+    why = missing_for("host")
+    if why:
+        pytest.skip(why)
     return kl.KernelLib(kl.build(tmp_path_factory.mktemp("kernels")))
 
 
@@ -36,17 +71,12 @@ def kernel_lib(tmp_path_factory):
 def rng(request):
     """A numpy Generator seeded from TABULA_SEED and the test id (independent of test order)."""
     return np.random.default_rng([TABULA_SEED, zlib.crc32(request.node.nodeid.encode())])
-# ==== end kernels block ==========================================================================
 
 
-# ==== digits example + SCons helpers (owner: pipeline; tests/digits_fixture.py) ==================
+# ---- the digits example -------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def digits_dir(tmp_path_factory):
     """Directory with the trained digits example: model.pt2, calib.npz, test.npz."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
     from digits_fixture import train_digits
 
     return train_digits(tmp_path_factory.mktemp("digits"))
@@ -70,4 +100,3 @@ def digits_program(digits_quantized):
 
     gm, example, _, _ = digits_quantized
     return tabula.lower(gm, example)
-# ==== end digits block ============================================================================

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,11 +80,10 @@ def _elf_layout(elf: Path) -> dict:
         return {"sections": secs, "data_lma": data_lma, "entry": e["e_entry"]}
 
 
+@pytest.mark.arm
 @pytest.mark.parametrize("name,flash,ram", [("nucleo_h743zi", 0x08000000, 0x20000000),
                                             ("numaker_m55m1", 0x00100000, 0x20000000)])
 def test_real_boards_build(tmp_path, name, flash, ram):
-    if shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("arm-none-eabi-gcc not installed (./bootstrap.sh installs it)")
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-f", str(ECHO), f"board={name}",
                         f"build_dir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -116,9 +114,6 @@ def test_digits_bit_exact_on_the_extra_qemu_boards(tmp_path):
     """`tabula validate` (build + run + check) for M4, M7 and M33; the full 360 samples run on
     corstone300 in test_end_to_end.py. One after the other: concurrent SCons runs in the repo
     root would share its .sconsign database. The first trains the example, the others reuse it."""
-    missing = [t for t in ("qemu-system-arm", "arm-none-eabi-gcc") if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"not installed: {', '.join(missing)}")
     boards = ["mps2_an386", "mps2_an500", "mps2_an505"]
     runs = {b: _validate(b, tmp_path) for b in boards}
     for board, (p, r) in runs.items():

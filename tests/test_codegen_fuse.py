@@ -4,14 +4,10 @@ op sequence: tests/test_tosa_conformance.py on every code; against the reference
 a16w8 end-to-end tests.)"""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-from table_cases import CASES, table_op_graph  # noqa: E402
-from tabula.codegen import generate  # noqa: E402
-from tabula.codegen.arena import plan_arena  # noqa: E402
-from tabula.codegen.fuse import FUSED_TABLE16, fuse_table16  # noqa: E402
+from tabula.codegen import generate
+from tabula.codegen.arena import plan_arena
+from tabula.codegen.fuse import FUSED_TABLE16, fuse_table16
+from tabula.report.table_cases import CASES, table_op_graph
 
 CASE = {c.id: c for c in CASES}
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tabula.boards import list_boards, load_board, missing_tools, repo_root
+from tabula.boards import list_boards, load_board, repo_root
 
 SCONSTRUCT = repo_root() / "tests" / "fixtures" / "echo_model" / "SConstruct"
 SEED = int(os.environ.get("TABULA_TEST_SEED", "1234"))
@@ -201,10 +201,6 @@ def build(board_name: str, tmp_root: Path) -> Path:
     return _built[board_name]
 
 
-def skip_if_missing(board_name: str):
-    missing = missing_tools(load_board(board_name))
-    if missing:
-        pytest.skip("; ".join(missing))
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +224,6 @@ def run_host(exe: Path, session) -> int:
 
 @pytest.mark.host
 def test_host_session(build_root):
-    skip_if_missing("host")
     ticks = []
     assert run_host(build("host", build_root), lambda link, b: ticks.extend(session_ok(link, b))) == 0
     print(f"host ticks (ns) per inference: {ticks}")
@@ -236,13 +231,11 @@ def test_host_session(build_root):
 
 @pytest.mark.host
 def test_host_model_error_sets_exit_code(build_root):
-    skip_if_missing("host")
     assert run_host(build("host", build_root), session_model_error) == 1
 
 
 @pytest.mark.host
 def test_host_link_closed(build_root):
-    skip_if_missing("host")
 
     def session(link, board):
         check_hello(link, board)
@@ -304,7 +297,6 @@ QEMU_BOARDS = ["corstone300", "mps2_an386", "mps2_an500", "mps2_an505"]
 @pytest.mark.qemu
 @pytest.mark.parametrize("board_name", QEMU_BOARDS)
 def test_qemu_session(build_root, board_name):
-    skip_if_missing(board_name)
     ticks = []
     rc = run_qemu(build(board_name, build_root), lambda link, b: ticks.extend(session_ok(link, b)),
                   board_name)
@@ -322,7 +314,6 @@ def test_qemu_session(build_root, board_name):
 @pytest.mark.qemu
 @pytest.mark.parametrize("board_name", QEMU_BOARDS)
 def test_qemu_model_error_sets_exit_code(build_root, board_name):
-    skip_if_missing(board_name)
     assert run_qemu(build(board_name, build_root), session_model_error, board_name) == 1
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tabula
-from tabula.lower.ir import IRError, verify
+from tabula.ir import IRError, verify
 from tabula.qmath import build_table_int8, dequantize, quantize_round_half_even
 
 

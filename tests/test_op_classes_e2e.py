@@ -3,15 +3,10 @@ SCons, on the host build (C == Python reference) and on the emulated Corstone-30
 from __future__ import annotations
 
 import json
-import shutil
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixtures.zoo_model import export_zoo  # noqa: E402
-from test_end_to_end import scons  # noqa: E402
+from fixtures.zoo_model import export_zoo
+from helpers import scons
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +36,6 @@ def test_every_op_class_bit_exact_on_host(zoo, tmp_path, scheme):
 
 @pytest.mark.qemu
 def test_every_op_class_bit_exact_on_corstone300_a16w8(zoo, tmp_path):
-    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("qemu-system-arm or arm-none-eabi-gcc not installed (./bootstrap.sh installs them)")
     r, _ = _run(zoo, tmp_path, "corstone300", "a16w8")
     assert r["n_outputs_received"] == 16 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
 
@@ -53,8 +46,6 @@ def test_helium_paths_equal_the_portable_paths_on_corstone300(tmp_path, scheme):
     """conv2d / fully_connected (int8, and int16 x int8 for a16w8) take Helium (MVE) paths on the M55;
     patch lengths 33..456 exercise the tail predication.  Both builds must be bit-exact, and Helium
     must be faster."""
-    if shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None:
-        pytest.skip("qemu-system-arm or arm-none-eabi-gcc not installed (./bootstrap.sh installs them)")
     from fixtures.mve_shapes_model import export_mve_shapes
 
     export_mve_shapes(tmp_path)

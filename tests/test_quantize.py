@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 import tabula
-from tabula.quantize import UnsupportedOpError, rules
+from tabula import rules
+from tabula.errors import UnsupportedOpError
 
 _qd = None
 

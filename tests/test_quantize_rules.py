@@ -10,8 +10,8 @@ import torch
 from torch import nn
 
 import tabula
-from tabula.quantize import rules
-from tabula.quantize.quantizer import SCHEMES, domain_grid
+from tabula import rules
+from tabula.quantizer.annotator import SCHEMES, domain_grid
 
 QD = torch.ops.quantized_decomposed
 SCHEME_NAMES = ["int8", "a16w8"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import shutil
 import socket
 import sys
 import threading
@@ -48,7 +47,7 @@ def fake_fvp(tmp_path, monkeypatch):
     exe.write_text(f"#!{sys.executable}\n" + (FVP_DIR / "fake_fvp.py").read_text())
     exe.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("TABULA_PYTHON", str(ROOT / "python"))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "python"))
     monkeypatch.setenv("FAKE_FVP_ARGS", str(tmp_path / "argv.json"))
     elf = tmp_path / "firmware.elf"
     elf.write_bytes(b"\x7fELF")

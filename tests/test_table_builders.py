@@ -3,18 +3,15 @@ table-exact output qparams, the error bound, and the IR-level report and plots."
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent))
-from table_cases import CASES, build, build_plan, table_op_graph  # noqa: E402
-from tabula import qmath  # noqa: E402
-from tabula.qmath import QuantizationError  # noqa: E402
-from tabula.report.tables import op_function, plot_tables, table_report  # noqa: E402
+from tabula import dtypes, qmath
+from tabula.qmath import QuantizationError
+from tabula.report.table_cases import CASES, build, build_plan, table_op_graph
+from tabula.report.tables import op_function, plot_tables, table_report
 
 CASE = {c.id: c for c in CASES}
 #: cases where f is monotone over the whole input range: +1 non-decreasing, -1 non-increasing
@@ -53,7 +50,7 @@ def test_poles_at_zero_saturate_monotonically(name, pole_value, dtype):
     case = CASE[name]
     out, _, (s_in, zp_in), _ = _device(case, dtype)
     codes = np.arange(-128, 128) if dtype == "int8" else np.arange(-32768, 32768)
-    lo, hi = qmath.DTYPE_RANGE[dtype[:5]]
+    lo, hi = dtypes.range_of(dtype[:5])
     at_or_below_zero = codes <= zp_in  # x <= 0: clipped to the domain edge 0, where f is +-inf
     want = hi if pole_value == "max" else lo
     assert np.all(out[at_or_below_zero] == want)
@@ -74,7 +71,7 @@ def test_int8_inf_results_saturate_like_pytorch():
 @pytest.mark.parametrize("dtype", ["int8", "int16", "int16-split"])
 def test_acos_of_minus_one_is_the_largest_value(dtype):
     out, _, _, (s_out, zp_out) = _device(CASE["acos"], dtype)
-    hi = qmath.DTYPE_RANGE[dtype[:5]][1]
+    hi = dtypes.range_of(dtype[:5])[1]
     assert out[0] == out.max() and out[0] >= hi - 1  # code -128 (x = -1.0079 -> -1) and -32768: pi
     assert abs((out[0] - zp_out) * s_out - math.pi) <= s_out
     if dtype == "int8":
@@ -133,7 +130,7 @@ def test_table_exact_qparams_use_the_whole_range_without_saturating(dtype):
         table, qin, qout = build(CASE[name], dtype)
         e = qmath.table_error_lsb(CASE[name].f(), table, *qin, *qout, dtype)
         assert e["saturated"] == 0
-        lo, hi = qmath.DTYPE_RANGE[dtype]
+        lo, hi = dtypes.range_of(dtype)
         if dtype == "int8":
             assert table.max() >= hi - 1 and (table.min() <= lo + 1 or qout[1] == lo)
             assert e["max_lsb"] <= 0.5 + 1e-3  # the int8 table is q(f(dq(c))): only rounding
@@ -330,9 +327,10 @@ def test_an_empty_or_nan_domain_is_refused():
 
 
 def test_emit_int16_refuses_int16_zero_points():
-    from tabula.lower.ir import Graph, LoweringError, Tensor
-    from tabula.lower.ops.table import emit_int16
-    from tabula.lower.pipeline import LoweringContext
+    from tabula.errors import LoweringError
+    from tabula.ir import Graph, Tensor
+    from tabula.lowering.ops.table import emit_int16
+    from tabula.lowering.pipeline import LoweringContext
 
     g = Graph()
     x = g.add_tensor(Tensor("x", (4,), "int16", 4 / 32767, 100))

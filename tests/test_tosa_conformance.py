@@ -8,19 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-from table_cases import CASES, build, build_plan, table_op_graph
-from tabula import qmath
+from tabula import dtypes, qmath, rules
 from tabula import tosa as T
-from tabula.lower.ir import Graph, Op, Tensor
-from tabula.quantize import rules
+from tabula.ir import Graph, Op, Tensor
 from tabula.reference.interpreter import InterpreterError, run_graph
+from tabula.report.table_cases import CASES, build, build_plan, table_op_graph
 from tabula.report.tables import table_of
 
-pytestmark = pytest.mark.skipif(T.unavailable() is not None, reason=str(T.unavailable()))
+pytestmark = pytest.mark.tosa
 
 ALL = {"int8": np.arange(-128, 128, dtype=np.int8), "int16": np.arange(-32768, 32768, dtype=np.int16)}
 
@@ -139,7 +134,7 @@ RESCALES = [  # (in dtype, out dtype, per-channel, input_zp, output_zp, scale32)
                          ids=[f"{a}-{b}-{'pc' if p else 'pt'}" for a, b, p, *_ in RESCALES])
 def test_rescale_matches_tosa(in_dt, out_dt, per_channel, izp, ozp, scale32, rng, kernel_lib):
     c = 5 if per_channel else 1
-    lo, hi = qmath.DTYPE_RANGE[in_dt]
+    lo, hi = dtypes.range_of(in_dt)
     if in_dt == "int64":
         lo, hi = -(2**38), 2**38  # TOSA REQUIREs apply_scale_16 results to fit int32 (2^38 * 2^-8 does)
     x = rng.integers(lo, hi, (7, 5), endpoint=True, dtype=np.int64).astype(in_dt)
@@ -194,7 +189,7 @@ def test_tosa_rejects_int16_slope_outside_int16_like_our_reference():
 
 
 def test_serialize_names_unsupported_ops():
-    from tabula.lower.ir import IRError
+    from tabula.ir import IRError
 
     g = Graph()
     g.add_tensor(Tensor("x", (2,), "int8", 1.0, 0))

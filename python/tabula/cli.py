@@ -98,9 +98,10 @@ def _cmd_validate(a) -> int:
     from pathlib import Path
 
     from .boards import load_board, repo_root
-    from .deploy import RunnerError, SessionError
+    from .deploy import SessionError
+    from .errors import StageError
     from .report import print_table
-    from .stages import StageError, run_and_report
+    from .stages import run_and_report
 
     board = load_board(a.board)
     if bool(a.model) != bool(a.data):
@@ -136,9 +137,6 @@ def _cmd_validate(a) -> int:
         res = run_and_report(elf, board.name, out, data, model, out, runner=a.runner or None,
                              limit=a.limit or None, port=a.port or None,
                              timeout_s=a.timeout or None)
-    except RunnerError as e:
-        print(f"tabula: error: {e}", file=sys.stderr)
-        return 2
     except SessionError as e:
         print(f"tabula: error: {str(e).splitlines()[0]} (the outputs received are checked in "
               f"{out / 'results.json'})", file=sys.stderr)
@@ -211,21 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _quiet_torch()
-    from .deploy import SessionError
-    from .lower.ir import IRError, LoweringError
-    from .qmath import QuantizationError
-    from .quantize import UnsupportedOpError
-    from .stages import StageError
+    from .errors import TabulaError
 
     try:
         return args.fn(args)
-    except (StageError, UnsupportedOpError, LoweringError, IRError, QuantizationError, FileNotFoundError) as e:
+    except TabulaError as e:  # every error tabula raises on purpose: one line, its exit code
         print(f"tabula: error: {e}", file=sys.stderr)
-        return 2
-    except SessionError as e:
-        print(f"tabula: error: {e}", file=sys.stderr)
-        return 1
-    except (ValueError, TypeError) as e:  # bad input reported by torch/our checks: one line
+        return e.exit_code
+    except (FileNotFoundError, ValueError, TypeError) as e:  # a library's own check (torch, numpy): one line
         if os.environ.get("TABULA_DEBUG"):
             raise
         print(f"tabula: error: {e} (set TABULA_DEBUG=1 for the traceback)", file=sys.stderr)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "TabulaError", "StageError", "QuantizationError", "UnsupportedOpError", "IRError", "LoweringError",
-    "InterpreterError", "RunnerError",
+    "InterpreterError", "RunnerError", "MissingFileError",
 ]
 
 
@@ -25,6 +25,10 @@ class TabulaError(Exception):
 
 class StageError(TabulaError, RuntimeError):
     """A stage failed for a reason the user can fix; the message says which file and what to do."""
+
+
+class MissingFileError(TabulaError, FileNotFoundError):
+    """A file tabula was asked to read does not exist; the message names it and what makes it."""
 
 
 class QuantizationError(TabulaError, ValueError):

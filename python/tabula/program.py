@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .lower.ir import Graph, verify
+from .ir import Graph, verify
 from .qmath import dequantize, quantize_round_half_even
 
 
@@ -19,7 +19,7 @@ class QParams(NamedTuple):
 
 
 class Program:
-    """An integer program (IR :class:`~tabula.lower.ir.Graph`) and the float interface around it.
+    """An integer program (IR :class:`~tabula.ir.Graph`) and the float interface around it.
 
     Float tensors use PyTorch's layout (NCHW for 4-D images); integer tensors use the device
     layout (NHWC for 4-D).  :meth:`run` does both conversions.

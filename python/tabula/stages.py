@@ -13,11 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import StageError
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-
-class StageError(RuntimeError):
-    """A stage failed for a reason the user can fix; the message says which file and what to do."""
 
 
 def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | None]:

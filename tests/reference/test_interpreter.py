@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tabula.lower.ir import OPS, Graph, Op, Tensor, verify
+from tabula.ir import OPS, Graph, Op, Tensor, verify
 from tabula.qmath import build_table_int8, quantize_multiplier
 from tabula.reference.interpreter import InterpreterError, op_functions, run_graph
 from tabula.reference.ops import conv2d, fully_connected, max_pool2d, rescale, table, transpose

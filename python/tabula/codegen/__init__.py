@@ -2,9 +2,10 @@
 
 ``model.c`` holds every constant (weights OHWI, biases, TABLEs, RESCALE multipliers/shifts) as
 ``const`` arrays, one statically planned arena (:mod:`.arena`) and ``tabula_model_run()``, a
-straight-line list of kernel calls (``firmware_templates/runtime/tabula_kernels.h``); an int16 table
-op's TOSA sequence is one call (:mod:`.fuse`).  Output is
-byte-for-byte reproducible for the same IR.
+straight-line list of kernel calls (``tabula_kernels.h``, generated from
+``firmware_templates/kernels/manifest.toml``); each op's call comes from its module in ``codegen/ops/``
+(context and template together); an int16 table op's TOSA sequence is one call (:mod:`.fuse`).
+Output is byte-for-byte reproducible for the same IR.
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
-from .. import __version__
-from ..lower.ir import Graph, verify
+from .. import __version__, dtypes
+from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
 from .fuse import fuse_table16
@@ -28,8 +29,6 @@ __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES_DIR = ROOT / "firmware_templates"
 RUNTIME_DIR = TEMPLATES_DIR / "runtime"
-
-_CTYPE = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t"}
 
 
 def _discover() -> dict:
@@ -76,7 +75,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
 
     Raises:
-        tabula.lower.ir.IRError: the graph breaks an op contract.
+        tabula.ir.IRError: the graph breaks an op contract.
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
@@ -88,7 +87,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
     const_arrays: dict[str, tuple[str, np.ndarray, str]] = {}  # key -> (ctype, values, comment)
     for name, t in g.tensors.items():
         if t.const:
-            const_arrays[name] = (_CTYPE[t.dtype], g.constants[name], f"{name} {list(t.shape)} {t.dtype}")
+            const_arrays[name] = (dtypes.get(t.dtype).ctype, g.constants[name], f"{name} {list(t.shape)} {t.dtype}")
     for op in g.ops:
         extra = getattr(OP_EMITTERS[op.op], "constants", None)
         if extra:
@@ -106,7 +105,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
     for name, off in sorted(plan.offsets.items(), key=lambda kv: (kv[1], kv[0])):
         t = g.tensors[name]
         activations.append(
-            dict(macro=ref(name), ctype=_CTYPE[t.dtype], offset=off, name=name, shape=list(t.shape), dtype=t.dtype, nbytes=t.nbytes)
+            dict(macro=ref(name), ctype=dtypes.get(t.dtype).ctype, offset=off, name=name, shape=list(t.shape), dtype=t.dtype, nbytes=t.nbytes)
         )
 
     env = jinja2.Environment(
@@ -116,18 +115,17 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    templates = {name: env.from_string(em.TEMPLATE) for name, em in OP_EMITTERS.items()}
     ops_ctx = []
     for op in g.ops:
-        em = OP_EMITTERS[op.op]
-        code = env.get_template(f"ops/{em.TEMPLATE}.c.j2").render(**em.context(op, g, ref))
+        code = templates[op.op].render(**OP_EMITTERS[op.op].context(op, g, ref))
         ops_ctx.append(dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code))
 
     constants = [
         dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm)
         for k, (ct, v, cm) in const_arrays.items()
     ]
-    size_of = {"int8_t": 1, "int16_t": 2, "int32_t": 4, "int64_t": 8}
-    const_bytes = sum(int(np.asarray(v).size) * size_of[ct] for ct, v, _ in const_arrays.values())
+    const_bytes = int(sum(np.asarray(v).size * np.dtype(ct.removesuffix("_t")).itemsize for ct, v, _ in const_arrays.values()))
     io = lambda names: [dict(nbytes=g.tensors[n].nbytes, offset=plan.offsets[n]) for n in names]  # noqa: E731
 
     common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs), arena_bytes=max(plan.size, 16))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lower.ir import Graph
+from ..ir import Graph
 
 ALIGN = 16  # bytes; enough for any kernel's vector loads
 

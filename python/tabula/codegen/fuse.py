@@ -1,14 +1,14 @@
 """Codegen-only fusion: the IR stays TOSA (the reference, the TOSA serializer and the reports see
 every op); the C runner may compute a group of IR ops with one kernel when that is bit-exact.
 
-``TABLE16``: an int16 table op's sequence as :func:`tabula.lower.ops.table.emit_int16` emits it
+``TABLE16``: an int16 table op's sequence as :func:`tabula.lowering.ops.table.emit_int16` emits it
 (TABLE, RESCALE x 2^-7; or zoom RESCALEs, TABLEs, ADDs, RESCALEs -- :class:`tabula.qmath.Table16Plan`)
 becomes one ``tabula_table16_s16`` call: its int32 intermediates get no arena space and the element
 loop runs once.  The emitter names the group's intermediates in the first TABLE's ``attrs["internal"]``.
 """
 from __future__ import annotations
 
-from ..lower.ir import Graph, Op
+from ..ir import Graph, Op
 
 FUSED_TABLE16 = "TABLE16"
 

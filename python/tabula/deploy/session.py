@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
+from ..errors import TabulaError
 from .link import Link, LinkClosed, LinkTimeout
 from .protocol import (
     SEQ_UNKNOWN,
@@ -60,8 +61,10 @@ class SessionResult:
         return self.hello.tick_hz if self.hello else None
 
 
-class SessionError(Exception):
+class SessionError(TabulaError):
     """Base of session failures; ``partial`` holds the SessionResult received so far."""
+
+    exit_code = 1  # the device or the link failed, not the user's input
 
     def __init__(self, message: str, partial: SessionResult):
         super().__init__(message)

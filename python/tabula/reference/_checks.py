@@ -1,9 +1,34 @@
-"""Argument checks shared by the reference ops in ``ops/`` (kept outside that folder, which holds only ops)."""
+"""What the op specs in ``ops/`` share: the tensor type a contract sees, and the checks every
+contract and reference uses (kept outside that folder, which holds only ops)."""
 from __future__ import annotations
 
-import numpy as np
+from typing import Callable, NamedTuple
 
-from tabula.qmath import DTYPE_RANGE
+import numpy as np
+from tabula import dtypes
+
+
+class TType(NamedTuple):
+    """What an op contract sees of a tensor: its ``shape`` and IR ``dtype`` name (``int48`` for
+    an int64 array of the reference)."""
+
+    shape: tuple[int, ...]
+    dtype: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+
+def ttype_of(a: np.ndarray) -> TType:
+    """The :class:`TType` of a numpy array (int64 arrays hold int48)."""
+    a = np.asarray(a)
+    return TType(tuple(int(d) for d in a.shape), dtypes.of(a).name)
+
+
+def check_arrays(contract: Callable[[list[TType], dict], TType], inputs: list[np.ndarray], attrs: dict) -> TType:
+    """Run an op's ``contract`` on the arrays a reference ``run`` was given; returns the output type."""
+    return contract([ttype_of(a) for a in inputs], attrs)
 
 
 def need(cond: bool, op: str, msg: str) -> None:
@@ -12,15 +37,32 @@ def need(cond: bool, op: str, msg: str) -> None:
         raise ValueError(f"{op}: {msg}")
 
 
+def n_inputs(op: str, ins: list, n: int) -> None:
+    """Exactly ``n`` inputs."""
+    need(len(ins) == n, op, f"takes {n} input(s), got {len(ins)}")
+
+
+def ints(op: str, attrs: dict, key: str, n: int) -> list[int]:
+    """Attribute ``key`` as a list of ``n`` Python ints (ValueError otherwise)."""
+    v = attrs[key]
+    need(isinstance(v, (list, tuple)) and len(v) == n and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in v),
+         op, f"{key} must be {n} integers, got {v!r}")
+    return [int(i) for i in v]
+
+
 def check_zero_point(op: str, name: str, zp: int, dtype: str) -> None:
-    """A zero point must be representable in the dtype it belongs to (TOSA 1.0)."""
-    lo, hi = DTYPE_RANGE[dtype]
-    need(lo <= int(zp) <= hi, op, f"{name}={zp} outside the {dtype} range [{lo}, {hi}]")
+    """A zero point must be one the tensor's dtype may carry (TOSA 1.0, signed: any int8 value for
+    int8, 0 for wider types)."""
+    lo, hi = dtypes.zero_point_range(dtype)
+    if dtype == "int8":
+        need(lo <= int(zp) <= hi, op, f"{name}={zp} outside the int8 range [{lo}, {hi}]")
+    else:
+        need(int(zp) == 0, op, f"{name}={zp}: {dtype} zero points must be 0 (TOSA 1.0, signed types)")
 
 
 def to_int32_exact(op: str, acc: np.ndarray) -> np.ndarray:
     """Return the int64 accumulator as int32; the IR forbids wrapping, so an overflow raises."""
-    lo, hi = DTYPE_RANGE["int32"]
+    lo, hi = dtypes.range_of("int32")
     if acc.size and (acc.min() < lo or acc.max() > hi):
         raise ValueError(f"{op}: int32 accumulator overflow (range {acc.min()}..{acc.max()})")
     return acc.astype(np.int32)
@@ -33,19 +75,64 @@ def to_int48_exact(op: str, acc: np.ndarray) -> np.ndarray:
     return np.asarray(acc, dtype=np.int64)
 
 
+def to_acc_exact(op: str, acc: np.ndarray, acc_dtype: str) -> np.ndarray:
+    """:func:`to_int32_exact` or :func:`to_int48_exact` by the accumulator dtype."""
+    return to_int32_exact(op, acc) if acc_dtype == "int32" else to_int48_exact(op, acc)
+
+
 def check_int48(op: str, what: str, x: np.ndarray) -> None:
     """Raise ``"<op>: <what> ..."`` unless every value of ``x`` fits int48 [-2^47, 2^47)."""
-    lo, hi = DTYPE_RANGE["int64"]
+    lo, hi = dtypes.range_of("int48")
     x = np.asarray(x)
     if x.size and (int(x.min()) < lo or int(x.max()) > hi):
         raise ValueError(f"{op}: {what} (range {int(x.min())}..{int(x.max())} leaves 48 bits [{lo}, {hi}])")
 
 
-def act_and_acc(op: str, x: np.ndarray, w: np.ndarray, b: np.ndarray) -> str:
-    """Check the (activation, weight, bias) dtypes of CONV2D / FULLY_CONNECTED: int8 x int8 + int32
-    or int16 x int8 + int64 (int48).  Returns the activation dtype name."""
-    act = x.dtype.name
-    acc = {"int8": "int32", "int16": "int64"}.get(act)
-    need(acc is not None and w.dtype == np.int8 and b.dtype == np.dtype(acc), op,
-         f"dtypes must be int8, int8, int32 or int16, int8, int64 (got {x.dtype}, {w.dtype}, {b.dtype})")
-    return act
+def weighted(op: str, ins: list, attrs: dict) -> tuple[TType, TType, str]:
+    """The contract CONV2D and FULLY_CONNECTED share (TOSA 1.0): inputs ``(x, w, b)`` of dtypes int8,
+    int8, int32 or int16, int8, int48; ``b`` has ``w.shape[0]`` entries; ``input_zp`` allowed for
+    ``x``'s dtype (int16: 0), ``weight_zp`` in the int8 range.  Returns ``(x, w, accumulator dtype)``."""
+    n_inputs(op, ins, 3)
+    x, w, b = ins
+    acc = dtypes.ACC_DTYPE.get(x.dtype)
+    need(acc is not None and w.dtype == "int8" and b.dtype == acc, op,
+         f"dtypes must be int8, int8, int32 or int16, int8, int48 (got {x.dtype}, {w.dtype}, {b.dtype})")
+    need(w.rank >= 1 and b.shape == (w.shape[0],), op, f"bias shape {b.shape} != ({w.shape[0] if w.rank else '?'},)")
+    check_zero_point(op, "input_zp", attrs.get("input_zp", 0), x.dtype)
+    check_zero_point(op, "weight_zp", attrs.get("weight_zp", 0), "int8")
+    return x, w, acc
+
+
+def window_out(op: str, size: int, k: int, stride: int, pad0: int, pad1: int, dilation: int = 1) -> int:
+    """Output length of a window op along one axis (TOSA 1.0): ``(size + pad0 + pad1 - d*(k-1) - 1) // stride + 1``;
+    ValueError when it is empty."""
+    n = (size + pad0 + pad1 - dilation * (k - 1) - 1) // stride + 1
+    need(n >= 1, op, f"empty output along an axis of size {size} (kernel {k}, stride {stride}, pad {pad0}+{pad1})")
+    return n
+
+
+def pool_window(op: str, ins: list, attrs: dict) -> tuple[TType, list[int], list[int], list[int]]:
+    """The contract MAX_POOL2D and AVG_POOL2D share (TOSA 1.0): one int8/int16 NHWC input, ``kernel``
+    [kh, kw] and ``stride`` [sy, sx] >= 1, ``pad`` [top, bottom, left, right] each in [0, kernel), no
+    window entirely in the padding.  Returns ``(output type, kernel, stride, pad)``."""
+    n_inputs(op, ins, 1)
+    (x,) = ins
+    need(x.dtype in ("int8", "int16") and x.rank == 4, op, f"input must be int8/int16 NHWC, got {x.dtype} {x.shape}")
+    kh, kw = ints(op, attrs, "kernel", 2)
+    sy, sx = ints(op, attrs, "stride", 2)
+    pt, pb, pl, pr = ints(op, attrs, "pad", 4)
+    need(min(kh, kw, sy, sx) >= 1, op, "kernel and stride must be >= 1")
+    need(0 <= pt < kh and 0 <= pb < kh and 0 <= pl < kw and 0 <= pr < kw, op, f"pad {attrs['pad']} must be in [0, kernel)")
+    n, h, w, c = x.shape
+    oh, ow = window_out(op, h, kh, sy, pt, pb), window_out(op, w, kw, sx, pl, pr)
+    need((oh - 1) * sy - pt < h and (ow - 1) * sx - pl < w, op, "a window lies entirely in the padding")
+    return TType((n, oh, ow, c), x.dtype), [kh, kw], [sy, sx], [pt, pb, pl, pr]
+
+
+def same_shape_int32(op: str, ins: list) -> TType:
+    """The contract of ADD / SUB / MUL: two int32 inputs of one shape (no broadcasting) -> int32."""
+    n_inputs(op, ins, 2)
+    a, b = ins
+    need(a.dtype == b.dtype == "int32", op, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
+    need(a.shape == b.shape, op, f"shapes {a.shape} and {b.shape} differ (no broadcasting)")
+    return TType(a.shape, "int32")

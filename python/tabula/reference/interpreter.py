@@ -1,49 +1,27 @@
-"""Run an integer IR :class:`~tabula.lower.ir.Graph` with the numpy reference ops: the golden model.
+"""Run an integer IR :class:`~tabula.ir.Graph` with the numpy reference ops: the golden model.
 
-Op functions are discovered by listing ``tabula/reference/ops/``: every module there with a
-module-level ``OP`` (the TOSA name) and ``run(inputs, attrs)`` implements that IR op.  No
-hand-kept list.  The caller verifies the graph (:func:`tabula.lower.ir.verify`) first.
+Op functions are the ``run`` of each op spec in ``tabula/reference/ops/`` (found by listing that
+folder: :func:`tabula.reference.ops.specs`).  No hand-kept list.  The caller verifies the graph
+(:func:`tabula.ir.verify`) first.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from typing import Callable
 
 import numpy as np
+from tabula.errors import InterpreterError
+from tabula.ir import Graph, Op
 
-from tabula.lower.ir import Graph, Op
-
-from . import ops as _ops_pkg
+from .ops import specs
 
 __all__ = ["InterpreterError", "op_functions", "run_graph"]
 
 OpFn = Callable[[list[np.ndarray], dict], np.ndarray]
-_OP_FUNCTIONS: dict[str, OpFn] | None = None
-
-
-class InterpreterError(RuntimeError):
-    """A graph the reference cannot run: a missing op, a bad input, or an op whose result breaks
-    the IR tensor it should produce.  The message names the op and its ``source`` node."""
 
 
 def op_functions() -> dict[str, OpFn]:
-    """Map TOSA op name -> reference ``run`` function, found by listing ``reference/ops/``."""
-    global _OP_FUNCTIONS
-    if _OP_FUNCTIONS is None:
-        found: dict[str, OpFn] = {}
-        for info in pkgutil.iter_modules(_ops_pkg.__path__):
-            if info.name.startswith("_"):
-                continue
-            mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
-            name = getattr(mod, "OP", None)
-            if name is None:
-                continue
-            if name in found:
-                raise InterpreterError(f"two reference modules implement {name}: see {mod.__name__}")
-            found[name] = mod.run
-        _OP_FUNCTIONS = found
-    return _OP_FUNCTIONS
+    """Map TOSA op name -> reference ``run`` function (one per spec in ``reference/ops/``)."""
+    return {name: mod.run for name, mod in specs().items()}
 
 
 def _where(op: Op) -> str:
@@ -62,7 +40,7 @@ def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
     for name, arr in zip(graph.inputs, inputs):
         t = graph.tensors[name]
         arr = np.asarray(arr)
-        if tuple(arr.shape) != tuple(t.shape) or arr.dtype != np.dtype(t.dtype):
+        if tuple(arr.shape) != tuple(t.shape) or arr.dtype != t.np_dtype:
             raise InterpreterError(
                 f"graph input {name!r}: expected {t.dtype} {tuple(t.shape)}, got {arr.dtype} {tuple(arr.shape)}"
             )
@@ -81,7 +59,7 @@ def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
         except Exception as e:  # name the failing node, keep the cause
             raise InterpreterError(f"{_where(op)}: {type(e).__name__}: {e}") from e
         result = np.asarray(result)
-        if tuple(result.shape) != tuple(out_t.shape) or result.dtype != np.dtype(out_t.dtype):
+        if tuple(result.shape) != tuple(out_t.shape) or result.dtype != out_t.np_dtype:
             raise InterpreterError(
                 f"{_where(op)}: result {result.dtype} {tuple(result.shape)} does not match output tensor "
                 f"{out_t.name!r} {out_t.dtype} {tuple(out_t.shape)}"

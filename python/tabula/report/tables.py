@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..lower.ir import Graph, Op
+from ..ir import Graph, Op
 from ..qmath import TABLE16_RESCALE, Table16Plan, Table16Term, dequantize, table16_apply, table_error_lsb
 
 __all__ = ["op_function", "table_of", "table_report", "plot_tables"]
@@ -29,7 +29,7 @@ def op_function(function: str, args=(), kwargs: dict | None = None) -> Callable[
     constant extra arguments; float32 in -> float32 out, float64 -> float64."""
     import torch
 
-    from ..quantize import rules
+    from .. import rules
 
     fn = rules.TABLE[function]
     args, kwargs = list(args or ()), dict(kwargs or {})

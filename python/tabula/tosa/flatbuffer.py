@@ -18,12 +18,13 @@ import warnings
 
 import numpy as np
 
-from ..lower.ir import Graph, IRError
+from ..errors import IRError, TabulaError
+from ..ir import Graph
 
 SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL")
 
 
-class TosaError(RuntimeError):
+class TosaError(TabulaError, RuntimeError):
     """The TOSA reference model rejected or failed a graph."""
 
 
@@ -53,7 +54,7 @@ def serialize(g: Graph) -> bytes:
     constants become CONST ops, ``g.outputs`` the block outputs.  Raises :class:`IRError` naming any
     op outside :data:`SUPPORTED_OPS`."""
     ts, _, DType, Op, RoundingMode = _modules()
-    dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int64": DType.INT48}
+    dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int48": DType.INT48}
     other = sorted({o.op for o in g.ops} - set(SUPPORTED_OPS))
     if other:
         raise IRError(f"no TOSA serialization for IR ops {', '.join(other)} (supported: {', '.join(SUPPORTED_OPS)})")

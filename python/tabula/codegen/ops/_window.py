@@ -1,10 +1,10 @@
-"""The ``tabula_window`` fields of a CONV2D / MAX_POOL2D from IR shapes and attributes."""
+"""The ``tabula_window`` initializer of a CONV2D / MAX_POOL2D / AVG_POOL2D from IR shapes and attributes."""
 
 
-def window(x_shape, y_shape, kernel, stride, pad, dilation=(1, 1)) -> dict:
+def window(x_shape, y_shape, kernel, stride, pad, dilation=(1, 1)) -> str:
+    """C initializer ``{ n, h, w, c, out_h, out_w, kernel_h, kernel_w, stride_y, stride_x, dilation_y,
+    dilation_x, pad_top, pad_left }`` (field order of ``tabula_window``)."""
     n, h, w, c = x_shape
-    return dict(
-        n=n, h=h, w=w, c=c, out_h=y_shape[1], out_w=y_shape[2], kernel_h=kernel[0], kernel_w=kernel[1],
-        stride_y=stride[0], stride_x=stride[1], dilation_y=dilation[0], dilation_x=dilation[1],
-        pad_top=pad[0], pad_left=pad[2],
-    )
+    fields = (n, h, w, c, y_shape[1], y_shape[2], kernel[0], kernel[1], stride[0], stride[1], dilation[0],
+              dilation[1], pad[0], pad[2])
+    return "{ " + ", ".join(str(int(v)) for v in fields) + " }"

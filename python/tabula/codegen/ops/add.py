@@ -1,6 +1,9 @@
-OP, TEMPLATE = "ADD", "elementwise"
+"""ADD int32 -> ``tabula_add_s32``."""
+OP = "ADD"
+KERNELS = ("tabula_add_s32",)
+TEMPLATE = "    st = tabula_add_s32({{ a }}, {{ b }}, {{ count }}, {{ y }});\n"
 
 
 def context(op, g, ref) -> dict:
     a, b = op.inputs
-    return dict(fn="tabula_add_s32", a=ref(a), b=ref(b), y=ref(op.outputs[0]), count=g.tensors[a].numel, extra="")
+    return dict(a=ref(a), b=ref(b), y=ref(op.outputs[0]), count=g.tensors[a].numel)

@@ -1,7 +1,19 @@
-from ._types import SFX
+"""CONV2D int8 x int8 / int16 x int8 -> ``tabula_conv2d_<s8|s16>`` (int16 has no input zero point)."""
+from ... import dtypes
 from ._window import window
 
-OP, TEMPLATE = "CONV2D", "conv2d"
+OP = "CONV2D"
+KERNELS = ("tabula_conv2d_s8", "tabula_conv2d_s16")
+TEMPLATE = """\
+    {
+        static const tabula_window win = {{ win }};
+{% if sfx == "s8" %}
+        st = tabula_conv2d_s8(&win, {{ out_c }}, {{ x }}, {{ a.input_zp }}, {{ wt }}, {{ a.weight_zp }}, {{ b }}, {{ y }});
+{% else %}
+        st = tabula_conv2d_{{ sfx }}(&win, {{ out_c }}, {{ x }}, {{ wt }}, {{ a.weight_zp }}, {{ b }}, {{ y }});
+{% endif %}
+    }
+"""
 
 
 def context(op, g, ref) -> dict:
@@ -9,6 +21,6 @@ def context(op, g, ref) -> dict:
     y = g.tensors[op.outputs[0]]
     a = op.attrs
     return dict(
-        w=window(x.shape, y.shape, w.shape[1:3], a["stride"], a["pad"], a["dilation"]), out_c=w.shape[0],
-        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), a=a, sfx=SFX[x.dtype],
+        win=window(x.shape, y.shape, w.shape[1:3], a["stride"], a["pad"], a.get("dilation", (1, 1))), out_c=w.shape[0],
+        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), a=a, sfx=dtypes.get(x.dtype).sfx,
     )

@@ -1,6 +1,11 @@
-from ._types import SFX
+"""RESCALE -> ``tabula_rescale_<in>_<out>``; its multipliers and shifts become int32 constants."""
+from ... import dtypes
 
-OP, TEMPLATE = "RESCALE", "rescale"
+OP = "RESCALE"
+KERNELS = tuple(f"tabula_rescale_{i}_{o}" for i, o in (("s8", "s8"), ("s8", "s32"), ("s16", "s16"), ("s16", "s32"),
+                                                          ("s32", "s8"), ("s32", "s16"), ("s32", "s32"), ("s64", "s16")))
+TEMPLATE = ("    st = tabula_rescale_{{ in_sfx }}_{{ out_sfx }}({{ x }}, {{ count }}, {{ channels }}, {{ a.input_zp }}, "
+            "{{ a.output_zp }}, {{ mult }}, {{ shift }}, {{ per_channel }}, {{ y }});\n")
 
 
 def context(op, g, ref) -> dict:
@@ -8,7 +13,7 @@ def context(op, g, ref) -> dict:
     return dict(
         x=ref(x.name), y=ref(y.name), count=y.numel, channels=y.shape[-1], a=op.attrs,
         mult=ref(f"{op.outputs[0]}__multiplier"), shift=ref(f"{op.outputs[0]}__shift"),
-        per_channel=int(len(op.attrs["multiplier"]) > 1), in_sfx=SFX[x.dtype], out_sfx=SFX[y.dtype],
+        per_channel=int(len(op.attrs["multiplier"]) > 1), in_sfx=dtypes.get(x.dtype).sfx, out_sfx=dtypes.get(y.dtype).sfx,
     )
 
 

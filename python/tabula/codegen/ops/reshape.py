@@ -1,4 +1,13 @@
-OP, TEMPLATE = "RESHAPE", "reshape"
+"""RESHAPE: no kernel -- the output aliases the input's arena bytes, or a ``memmove`` copies them."""
+OP = "RESHAPE"
+KERNELS = ()
+TEMPLATE = """\
+{% if same_buffer %}
+    /* RESHAPE in place: input and output share their arena bytes. */
+{% else %}
+    memmove({{ y }}, {{ x }}, {{ nbytes }}u);
+{% endif %}
+"""
 
 
 def context(op, g, ref) -> dict:

@@ -1,4 +1,8 @@
-OP, TEMPLATE = "RESIZE", "resize"
+"""RESIZE nearest, integer factors (any dtype) -> ``tabula_resize_nearest``."""
+OP = "RESIZE"
+KERNELS = ("tabula_resize_nearest",)
+TEMPLATE = ("    st = tabula_resize_nearest({{ x }}, {{ n }}, {{ h }}, {{ w }}, {{ c }}, {{ sy }}, {{ sx }}, "
+            "{{ elem_bytes }}, {{ y }});\n")
 
 
 def context(op, g, ref) -> dict:

@@ -1,4 +1,14 @@
-OP, TEMPLATE = "SLICE", "slice"
+"""SLICE (any dtype) -> ``tabula_slice``."""
+OP = "SLICE"
+KERNELS = ("tabula_slice",)
+TEMPLATE = """\
+    {
+        static const int32_t in_shape[{{ rank }}] = { {{ in_shape|join(", ") }} };
+        static const int32_t start[{{ rank }}] = { {{ start|join(", ") }} };
+        static const int32_t size[{{ rank }}] = { {{ size|join(", ") }} };
+        st = tabula_slice({{ x }}, in_shape, start, size, {{ rank }}, {{ elem_bytes }}, {{ y }});
+    }
+"""
 
 
 def context(op, g, ref) -> dict:

@@ -1,6 +1,18 @@
 """TABLE16: codegen's fused int16 table op (:mod:`tabula.codegen.fuse`) -> ``tabula_table16_s16``."""
-
-OP, TEMPLATE = "TABLE16", "table16"
+OP = "TABLE16"
+KERNELS = ("tabula_table16_s16",)
+TEMPLATE = """\
+    {
+        static const int32_t zoom[{{ n_terms }}] = { {{ zooms }} };
+        static const int16_t *const hi[{{ n_terms }}] = { {{ his }} };
+{% if split %}
+        static const int16_t *const lo[{{ n_terms }}] = { {{ los }} };
+        st = tabula_table16_s16({{ x }}, {{ count }}, {{ n_terms }}, zoom, hi, lo, {{ y }});
+{% else %}
+        st = tabula_table16_s16({{ x }}, {{ count }}, {{ n_terms }}, zoom, hi, NULL, {{ y }});
+{% endif %}
+    }
+"""
 
 
 def context(op, g, ref) -> dict:

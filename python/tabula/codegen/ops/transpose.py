@@ -1,4 +1,13 @@
-OP, TEMPLATE = "TRANSPOSE", "transpose"
+"""TRANSPOSE (any dtype, rank <= 6) -> ``tabula_transpose``."""
+OP = "TRANSPOSE"
+KERNELS = ("tabula_transpose",)
+TEMPLATE = """\
+    {
+        static const int32_t in_shape[{{ rank }}] = { {{ in_shape|join(", ") }} };
+        static const int32_t perms[{{ rank }}] = { {{ perms|join(", ") }} };
+        st = tabula_transpose({{ x }}, in_shape, perms, {{ rank }}, {{ elem_bytes }}, {{ y }});
+    }
+"""
 
 
 def context(op, g, ref) -> dict:

@@ -10,12 +10,7 @@ import tempfile
 from pathlib import Path
 
 
-from tabula.stages import StageError
-
-
-class RunnerError(StageError):
-    """The runner could not start the firmware (a missing emulator, pyocd, pack or port), or the
-    firmware did not exit in time. A StageError, so the CLI prints it as one line."""
+from tabula.errors import RunnerError
 
 
 def runner_settings(board, name: str) -> dict:

@@ -1,4 +1,4 @@
-"""AVG_POOL2D int8 / int16: the executable spec of ``tabula_avg_pool2d_s8`` and ``tabula_avg_pool2d_s16``.
+"""AVG_POOL2D int8 / int16: the spec of ``tabula_avg_pool2d_s8`` and ``tabula_avg_pool2d_s16``.
 
 Semantics: TOSA 1.0 AVG_POOL2D.  x act [N, H, W, C] (NHWC) -> same dtype [N, OH, OW, C] with
 ``OH = (H + pt + pb - KH) // sy + 1`` (same for W).  attrs: ``kernel`` [kh, kw], ``stride`` [sy, sx],
@@ -16,35 +16,32 @@ and the accumulator fits int32.
 from __future__ import annotations
 
 import numpy as np
+from tabula import dtypes
+from tabula.qmath import apply_scale_32_round_half_up, reciprocal_scale
 
-from tabula.qmath import DTYPE_RANGE, apply_scale_32_round_half_up, reciprocal_scale
-
-from .._checks import check_zero_point, need, to_int32_exact
+from .._checks import TType, check_arrays, check_zero_point, pool_window, to_int32_exact
 
 OP = "AVG_POOL2D"
 
 
+def contract(ins: list[TType], attrs: dict) -> TType:
+    out = pool_window(OP, ins, attrs)[0]
+    check_zero_point(OP, "input_zp", attrs.get("input_zp", 0), out.dtype)
+    check_zero_point(OP, "output_zp", attrs.get("output_zp", 0), out.dtype)
+    return out
+
+
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    out = check_arrays(contract, inputs, attrs)
     (x,) = inputs
-    need(x.dtype in (np.int8, np.int16) and x.ndim == 4, OP, f"input must be int8/int16 NHWC, got {x.dtype} {x.shape}")
-    dtype = x.dtype.name
-    kh, kw = (int(v) for v in attrs["kernel"])
-    sy, sx = (int(v) for v in attrs["stride"])
-    pt, pb, pl, pr = (int(v) for v in attrs["pad"])
+    (kh, kw), (sy, sx), (pt, pb, pl, pr) = attrs["kernel"], attrs["stride"], attrs["pad"]
     izp, ozp = int(attrs.get("input_zp", 0)), int(attrs.get("output_zp", 0))
-    need(min(kh, kw, sy, sx) >= 1, OP, "kernel and stride must be >= 1")
-    need(0 <= pt < kh and 0 <= pb < kh and 0 <= pl < kw and 0 <= pr < kw, OP, f"pad {attrs['pad']} must be in [0, kernel)")
-    check_zero_point(OP, "input_zp", izp, "int8")
-    check_zero_point(OP, "output_zp", ozp, "int8")
-    need(dtype == "int8" or izp == ozp == 0, OP, f"int16 zero points must be 0 (got {izp}, {ozp})")
     n, h, w, c = x.shape
-    oh, ow = (h + pt + pb - kh) // sy + 1, (w + pl + pr - kw) // sx + 1
-    need(oh >= 1 and ow >= 1, OP, f"empty output {oh}x{ow}")
-    need((oh - 1) * sy - pt < h and (ow - 1) * sx - pl < w, OP, "a window lies entirely in the padding")
+    _, oh, ow, _ = out.shape
     pads = ((0, 0), (pt, pb), (pl, pr), (0, 0))
     xz = np.pad(x.astype(np.int64) - izp, pads)  # padded taps add 0 ...
     valid = np.pad(np.ones((1, h, w, 1), dtype=np.int64), pads)  # ... and are not counted
-    acc = np.zeros((n, oh, ow, c), dtype=np.int64)
+    acc = np.zeros(out.shape, dtype=np.int64)
     count = np.zeros((1, oh, ow, 1), dtype=np.int64)
     for ky in range(kh):
         for kx in range(kw):
@@ -56,6 +53,5 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     s = np.empty_like(count)
     for k in np.unique(count).tolist():
         m[count == k], s[count == k] = reciprocal_scale(int(k))
-    out = apply_scale_32_round_half_up(acc, m, s) + ozp
-    lo, hi = DTYPE_RANGE[dtype]
-    return np.clip(out, lo, hi).astype(dtype)
+    lo, hi = dtypes.range_of(out.dtype)
+    return np.clip(apply_scale_32_round_half_up(acc, m, s) + ozp, lo, hi).astype(x.dtype)

@@ -1,4 +1,4 @@
-"""CONCAT: the executable spec of ``tabula_concat``.
+"""CONCAT: the spec of ``tabula_concat``.
 
 Semantics: TOSA 1.0 CONCAT.  inputs: 1..n tensors of one dtype and rank, equal except on ``axis``;
 attrs ``axis`` (0 <= axis < rank).  The output joins them along ``axis`` in input order
@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need
+from .._checks import TType, check_arrays, need
 
 OP = "CONCAT"
 
 
-def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
-    need(len(inputs) >= 1, OP, "needs at least one input")
-    x0 = inputs[0]
+def contract(ins: list[TType], attrs: dict) -> TType:
+    need(len(ins) >= 1, OP, "needs at least one input")
+    x0 = ins[0]
     axis = int(attrs["axis"])
-    need(0 <= axis < x0.ndim, OP, f"axis {axis} outside [0, {x0.ndim})")
-    for i, t in enumerate(inputs):
+    need(0 <= axis < x0.rank, OP, f"axis {axis} outside [0, {x0.rank})")
+    for i, t in enumerate(ins):
         need(t.dtype == x0.dtype, OP, f"input {i} is {t.dtype}, input 0 is {x0.dtype}")
-        need(t.ndim == x0.ndim and all(t.shape[d] == x0.shape[d] for d in range(x0.ndim) if d != axis), OP,
+        need(t.rank == x0.rank and all(t.shape[d] == x0.shape[d] for d in range(x0.rank) if d != axis), OP,
              f"input {i} shape {t.shape} does not match {x0.shape} outside axis {axis}")
-    return np.ascontiguousarray(np.concatenate(inputs, axis=axis))
+    shape = list(x0.shape)
+    shape[axis] = sum(t.shape[axis] for t in ins)
+    return TType(tuple(shape), x0.dtype)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
+    return np.ascontiguousarray(np.concatenate(inputs, axis=int(attrs["axis"])))

@@ -1,4 +1,4 @@
-"""MAX_POOL2D int8 / int16: the executable spec of ``tabula_max_pool2d_s8`` and ``tabula_max_pool2d_s16``.
+"""MAX_POOL2D int8 / int16: the spec of ``tabula_max_pool2d_s8`` and ``tabula_max_pool2d_s16``.
 
 Semantics: TOSA 1.0 MAX_POOL2D.  x act [N, H, W, C] (NHWC) -> same dtype [N, OH, OW, C] with
 ``OH = (H + pt + pb - KH) // sy + 1`` (same for W).  attrs: ``kernel`` [kh, kw], ``stride`` [sy, sx],
@@ -13,27 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need
+from .._checks import TType, check_arrays, pool_window
 
 OP = "MAX_POOL2D"
 
 
+def contract(ins: list[TType], attrs: dict) -> TType:
+    return pool_window(OP, ins, attrs)[0]
+
+
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    out = check_arrays(contract, inputs, attrs)
     (x,) = inputs
-    need(x.dtype in (np.int8, np.int16) and x.ndim == 4, OP, f"input must be int8/int16 NHWC, got {x.dtype} {x.shape}")
-    kh, kw = (int(v) for v in attrs["kernel"])
-    sy, sx = (int(v) for v in attrs["stride"])
-    pt, pb, pl, pr = (int(v) for v in attrs["pad"])
-    need(min(kh, kw, sy, sx) >= 1, OP, "kernel and stride must be >= 1")
-    need(0 <= pt < kh and 0 <= pb < kh and 0 <= pl < kw and 0 <= pr < kw, OP, f"pad {attrs['pad']} must be in [0, kernel)")
-    n, h, w, c = x.shape
-    oh, ow = (h + pt + pb - kh) // sy + 1, (w + pl + pr - kw) // sx + 1
-    need(oh >= 1 and ow >= 1, OP, f"empty output {oh}x{ow}")
-    need((oh - 1) * sy - pt < h and (ow - 1) * sx - pl < w, OP, "a window lies entirely in the padding")
+    (kh, kw), (sy, sx), (pt, pb, pl, pr) = attrs["kernel"], attrs["stride"], attrs["pad"]
+    _, oh, ow, _ = out.shape
     lowest = np.iinfo(x.dtype).min
     xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=lowest)
-    out = np.full((n, oh, ow, c), lowest, dtype=x.dtype)
+    y = np.full(out.shape, lowest, dtype=x.dtype)
     for ky in range(kh):
         for kx in range(kw):
-            np.maximum(out, xp[:, ky : ky + sy * (oh - 1) + 1 : sy, kx : kx + sx * (ow - 1) + 1 : sx, :], out=out)
-    return out
+            np.maximum(y, xp[:, ky : ky + sy * (oh - 1) + 1 : sy, kx : kx + sx * (ow - 1) + 1 : sx, :], out=y)
+    return y

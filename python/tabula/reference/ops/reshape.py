@@ -1,16 +1,22 @@
 """RESHAPE: TOSA 1.0 RESHAPE.  Any dtype; attrs ``shape`` (the output shape).  Row-major element
-order is kept, so it is a no-op on the data (the device aliases the buffer; no C kernel)."""
+order is kept, so it is a no-op on the data (the device aliases the buffer, or copies it)."""
 from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need
+from .._checks import TType, check_arrays, n_inputs, need
 
 OP = "RESHAPE"
 
 
-def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
-    (x,) = inputs
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 1)
+    (x,) = ins
     shape = tuple(int(v) for v in attrs["shape"])
-    need(int(np.prod(shape, dtype=np.int64)) == x.size, OP, f"cannot reshape {x.shape} to {shape}")
-    return np.ascontiguousarray(x).reshape(shape)
+    need(int(np.prod(shape, dtype=np.int64)) == int(np.prod(x.shape, dtype=np.int64)), OP, f"cannot reshape {x.shape} to {shape}")
+    return TType(shape, x.dtype)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    out = check_arrays(contract, inputs, attrs)
+    return np.ascontiguousarray(inputs[0]).reshape(out.shape)

@@ -1,4 +1,4 @@
-"""SLICE: the executable spec of ``tabula_slice``.
+"""SLICE: the spec of ``tabula_slice``.
 
 Semantics: TOSA 1.0 SLICE.  Any dtype; attrs ``start`` and ``size`` (one entry per dim):
 ``out[j] = x[start + j]`` for ``0 <= j < size``.  Returns a C-contiguous array.
@@ -7,15 +7,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need
+from .._checks import TType, check_arrays, n_inputs, need
 
 OP = "SLICE"
 
 
-def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
-    (x,) = inputs
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 1)
+    (x,) = ins
     start, size = [int(v) for v in attrs["start"]], [int(v) for v in attrs["size"]]
-    need(len(start) == len(size) == x.ndim, OP, f"start/size need {x.ndim} entries")
+    need(len(start) == len(size) == x.rank, OP, f"start/size need {x.rank} entries")
     need(all(0 <= b and 0 <= n and b + n <= d for b, n, d in zip(start, size, x.shape)), OP,
          f"slice start {start} size {size} leaves shape {x.shape}")
-    return np.ascontiguousarray(x[tuple(slice(b, b + n) for b, n in zip(start, size))])
+    return TType(tuple(size), x.dtype)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
+    start, size = [int(v) for v in attrs["start"]], [int(v) for v in attrs["size"]]
+    return np.ascontiguousarray(inputs[0][tuple(slice(b, b + n) for b, n in zip(start, size))])

@@ -1,4 +1,4 @@
-"""SUB int32: the executable spec of ``tabula_sub_s32``.
+"""SUB int32: the spec of ``tabula_sub_s32``.
 
 Semantics: TOSA 1.0 SUB on equal shapes (no broadcasting): ``out = a - b``.  The IR forbids
 overflow: a difference outside int32 raises ValueError.
@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need, to_int32_exact
+from .._checks import TType, check_arrays, same_shape_int32, to_int32_exact
 
 OP = "SUB"
 
 
+def contract(ins: list[TType], attrs: dict) -> TType:
+    return same_shape_int32(OP, ins)
+
+
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
     a, b = inputs
-    need(a.dtype == b.dtype == np.int32, OP, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
-    need(a.shape == b.shape, OP, f"shapes {a.shape} and {b.shape} differ (no broadcasting)")
     return to_int32_exact(OP, a.astype(np.int64) - b.astype(np.int64))

@@ -1,7 +1,8 @@
-"""TABLE: the executable spec of ``tabula_table_s8`` and ``tabula_table_s16``.
+"""TABLE: the spec of ``tabula_table_s8`` and ``tabula_table_s16``.
 
 Semantics: TOSA 1.0 TABLE (checked bit for bit against the TOSA reference model in
-tests/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; no attrs.
+tests/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; attrs only describe where
+the table came from (``function``, ``args``, ``domain``; int16 multi-table plans add ``terms``).
 
 * int8: ``x`` int8 [...], ``table`` int8 [256] -> int8 [...]:  ``out = table[x + 128]``.
 * int16: ``x`` int16 [...], ``table`` int16 [513] -> int32 [...] (``apply_lookup_s``):
@@ -13,26 +14,33 @@ tests/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; no a
 from __future__ import annotations
 
 import numpy as np
+from tabula.qmath import table_interpolate_int16
 
-from .._checks import need
+from .._checks import TType, check_arrays, n_inputs, need
 
 OP = "TABLE"
 
 
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 2)
+    x, table = ins
+    if x.dtype == "int8":
+        need(table.dtype == "int8" and table.shape == (256,), OP, "int8 TABLE needs a 256-entry int8 table")
+        return TType(x.shape, "int8")
+    need(x.dtype == "int16", OP, f"input dtype {x.dtype} not int8/int16")
+    need(table.dtype == "int16" and table.shape == (513,), OP, "int16 TABLE needs a 513-entry int16 table")
+    return TType(x.shape, "int32")
+
+
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
     x, table = inputs
     if x.dtype == np.int8:
-        need(table.dtype == np.int8 and table.shape == (256,), OP, "int8 TABLE needs a 256-entry int8 table")
         return table[x.astype(np.int32) + 128]
-    need(x.dtype == np.int16, OP, f"input dtype {x.dtype} not int8/int16")
-    need(table.dtype == np.int16 and table.shape == (513,), OP, "int16 TABLE needs a 513-entry int16 table")
-    t = table.astype(np.int32)
-    slopes = np.diff(t)
+    slopes = np.diff(table.astype(np.int32))
     bad = np.flatnonzero((slopes < -32768) | (slopes > 32767))
     if bad.size:
         i = int(bad[0])
         need(False, OP, f"int16 TABLE slope table[{i + 1}] - table[{i}] = {int(slopes[i])} is outside int16 "
              "(TOSA REQUIREs it)")
-    v = x.astype(np.int32) + 32768
-    index, frac = v >> 7, v & 0x7F  # (x + 32768) & 0x7F == x & 0x7F
-    return ((t[index] << 7) + (t[index + 1] - t[index]) * frac).astype(np.int32)
+    return table_interpolate_int16(table, x)

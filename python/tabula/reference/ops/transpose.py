@@ -1,4 +1,4 @@
-"""TRANSPOSE: the executable spec of ``tabula_transpose``.
+"""TRANSPOSE: the spec of ``tabula_transpose``.
 
 Semantics: TOSA 1.0 TRANSPOSE.  Any dtype, rank 0..6; attrs ``perms``: output dim i is input dim
 ``perms[i]``, i.e. ``out[j] = x[k]`` with ``k[perms[i]] = j[i]`` (numpy ``transpose(x, perms)``).
@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import need
+from .._checks import TType, check_arrays, n_inputs, need
 
 OP = "TRANSPOSE"
 
 
-def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
-    (x,) = inputs
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 1)
+    (x,) = ins
     perms = [int(p) for p in attrs["perms"]]
-    need(sorted(perms) == list(range(x.ndim)), OP, f"perms {perms} do not permute {x.ndim} dims")
-    return np.ascontiguousarray(np.transpose(x, perms))
+    need(sorted(perms) == list(range(x.rank)), OP, f"perms {perms} do not permute {x.rank} dims")
+    return TType(tuple(x.shape[p] for p in perms), x.dtype)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
+    return np.ascontiguousarray(np.transpose(inputs[0], [int(p) for p in attrs["perms"]]))

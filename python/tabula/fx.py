@@ -1,0 +1,100 @@
+"""Helpers over ``torch.fx`` graphs shared by the quantizer and the lowering (torch only: no torchao,
+so the lowering never imports it).
+
+PT2E's quantize/dequantize nodes are recognised by their op name
+(``quantized_decomposed.quantize_per_tensor`` ...), which needs no registration of those ops.
+"""
+from __future__ import annotations
+
+import torch
+from torch.fx import Node
+
+__all__ = ["canonical_op", "node_source", "arg", "is_quantize", "is_dequantize", "is_dequantize_per_channel",
+           "is_qdq", "fake_value"]
+
+Q = "quantized_decomposed.quantize_per_tensor"
+DQ = "quantized_decomposed.dequantize_per_tensor"
+DQ_CHANNEL = "quantized_decomposed.dequantize_per_channel"
+
+
+def canonical_op(target: object) -> str:
+    """Name of the functional aten op for a node target: ``aten.silu_.default`` -> ``"aten.silu"``.
+
+    In-place overloads (a trailing ``_`` on an aten op that has a functional twin) map to the twin.
+    Non-aten targets (e.g. ``operator.getitem``) return their qualified name.
+    """
+    if isinstance(target, torch._ops.OpOverload):
+        name = target.overloadpacket._qualified_op_name.replace("::", ".")
+    elif isinstance(target, torch._ops.OpOverloadPacket):
+        name = target._qualified_op_name.replace("::", ".")
+    else:
+        return f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', repr(target))}"
+    if name.endswith("_") and not name.endswith("__"):
+        twin = name[:-1]
+        ns, op = twin.split(".", 1)
+        if hasattr(getattr(torch.ops, ns), op):
+            return twin
+    return name
+
+
+def _is(node, name: str) -> bool:
+    t = getattr(node, "target", None)
+    return (isinstance(node, Node) and isinstance(t, torch._ops.OpOverload) and t._overloadname == "default"
+            and canonical_op(t) == name)
+
+
+def is_quantize(node) -> bool:
+    """``node`` is PT2E's ``quantize_per_tensor.default``."""
+    return _is(node, Q)
+
+
+def is_dequantize(node) -> bool:
+    """``node`` is PT2E's ``dequantize_per_tensor.default``."""
+    return _is(node, DQ)
+
+
+def is_dequantize_per_channel(node) -> bool:
+    """``node`` is PT2E's ``dequantize_per_channel.default`` (a folded per-channel weight)."""
+    return _is(node, DQ_CHANNEL)
+
+
+def is_qdq(node) -> bool:
+    """Any of the three q/dq nodes above."""
+    return is_quantize(node) or is_dequantize(node) or is_dequantize_per_channel(node)
+
+
+def node_source(node: Node) -> str:
+    """``file.py:line node <name>``: the innermost frame of the export stack trace that is not inside
+    torch itself (the user's model code), or just the node name.  Only the file's base name is kept
+    so generated sources are reproducible across checkouts."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = []
+    for ln in trace.splitlines():
+        ln = ln.strip()
+        if ln.startswith('File "') and ", line " in ln:
+            fname = ln.split('"')[1]
+            lineno = ln.split(", line ")[1].split(",")[0]
+            frames.append((fname, lineno))
+    user = [f for f in frames if "/torch/" not in f[0] and "/torchao/" not in f[0]]
+    if user or frames:
+        fname, lineno = (user or frames)[-1]
+        return f"{fname.rsplit('/', 1)[-1]}:{lineno} node {node.name}"
+    return f"node {node.name}"
+
+
+def arg(node: Node, index: int, name: str, default):
+    """Positional-or-keyword argument ``name`` (position ``index``) of an FX node, else ``default``."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def fake_value(node):
+    """The FakeTensor of ``node`` or, through q/dq nodes (which carry none), of the value they wrap."""
+    while isinstance(node, Node):
+        if "val" in node.meta:
+            return node.meta["val"]
+        if not (is_quantize(node) or is_dequantize(node)):
+            return None
+        node = node.args[0]
+    return None

@@ -1,0 +1,22 @@
+"""aten.permute -> TRANSPOSE, with the permutation mapped through the NHWC device layout."""
+from __future__ import annotations
+
+from ...fx import node_source
+from ...ir import Op
+
+ATEN = ["aten.permute"]
+
+_NHWC = [0, 2, 3, 1]  # device axis k holds NCHW dim _NHWC[k]
+_POS = {d: k for k, d in enumerate(_NHWC)}  # NCHW dim -> device axis
+
+
+def lower(ctx, node) -> None:
+    src = node_source(node)
+    x, out = ctx.shared(node)
+    rank = len(x.shape)
+    p = [d % rank for d in node.args[1]]
+    if rank == 4:
+        perms = [_POS[p[_NHWC[k]]] for k in range(4)]
+    else:
+        perms = p
+    ctx.graph.add_op(Op("TRANSPOSE", [x.name], [out.name], {"perms": perms}, src))

@@ -1,0 +1,238 @@
+"""Lower a converted PT2E graph to the integer IR (:mod:`tabula.ir`).
+
+The converted graph has the shape ``q -> dq -> op -> q -> dq -> op ...``: every float value between
+two ops is a ``quantize_per_tensor``/``dequantize_per_tensor`` pair, and weights and biases are
+integer constants behind ``dequantize_per_channel``.  Each (q, dq) pair becomes one IR tensor with
+that pair's (scale, zero_point); each aten op is lowered by the module in ``lower/ops/`` that lists
+it in ``ATEN`` (discovered by listing the folder, no hand-kept table), then the IR passes listed in
+:data:`PASSES` run, then :func:`tabula.ir.verify`.
+
+4-D activations are NCHW in PyTorch and NHWC in the IR; :class:`LoweringContext` converts shapes and
+the op lowerings convert layouts where element order matters (e.g. flatten).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable
+
+import numpy as np
+import torch
+from torch.fx import GraphModule, Node
+
+from .. import dtypes, rules
+from ..errors import IRError, LoweringError, UnsupportedOpError
+from ..fx import fake_value, is_dequantize, is_dequantize_per_channel, is_qdq, is_quantize, node_source
+from ..ir import Graph, Op, Tensor, verify
+from ..qmath import quantize_multiplier, quantize_multiplier_16
+from . import ops as _ops_pkg
+
+_TORCH_TO_IR = {torch.int8: "int8", torch.int16: "int16", torch.int32: "int32"}
+
+#: IR passes run after node lowering, in order: ``(name, function(graph) -> None)``.
+PASSES: list[tuple[str, Callable[[Graph], None]]] = []
+
+
+def _discover_lowerings() -> dict[str, Callable]:
+    table: dict[str, Callable] = {}
+    for info in pkgutil.iter_modules(_ops_pkg.__path__):
+        mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
+        for name in getattr(mod, "ATEN", ()):
+            table[name] = mod.lower
+    return table
+
+
+LOWERINGS = _discover_lowerings()
+
+
+def supported_ops() -> list[str]:
+    """The aten ops tabula quantizes and lowers: a rule in :mod:`tabula.rules` and a lowering here."""
+    return sorted(n for n in rules.supported_ops() if n in LOWERINGS)
+
+
+def nchw_to_nhwc_shape(shape) -> tuple[int, ...]:
+    """``[N,C,H,W] -> (N,H,W,C)``; other ranks unchanged."""
+    s = tuple(int(d) for d in shape)
+    return (s[0], s[2], s[3], s[1]) if len(s) == 4 else s
+
+
+class LoweringContext:
+    """What an op lowering sees: the FX graph module, the IR graph being built, and helpers that
+    map FX values to IR tensors."""
+
+    def __init__(self, gm: GraphModule, graph: Graph):
+        self.gm = gm
+        self.graph = graph
+        self._tensor_of: dict[Node, str] = {}  # q or dq node -> IR tensor name
+        self._names: set[str] = set()
+
+    # -- naming ------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.graph.tensors or name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    # -- activations ---------------------------------------------------------------------
+    def _q_tensor(self, q: Node, base: str) -> str:
+        """The IR tensor of a ``quantize_per_tensor`` node.  When the quantize reads a dequantize
+        (a requantization PT2E inserts between two grids, e.g. before a fixed-domain input or a
+        shared cat grid) a RESCALE from the source tensor is emitted."""
+        if q in self._tensor_of:
+            return self._tensor_of[q]
+        src, scale, zp, qmin, qmax, dtype = q.args[:6]
+        ir_dtype = _TORCH_TO_IR.get(dtype)
+        if ir_dtype is None:
+            raise LoweringError(f"{node_source(q)}: activation dtype {dtype} is not supported")
+        val = fake_value(q)
+        if val is None:
+            raise LoweringError(f"{node_source(q)}: no shape information on {q.name}; capture with torch.export")
+        shape = nchw_to_nhwc_shape(val.shape)
+        lo, hi = dtypes.range_of(ir_dtype)
+        qrange = None if (qmin, qmax) == (lo, hi) else (int(qmin), int(qmax))
+        if ir_dtype == "int16" and int(zp) != 0:
+            raise LoweringError(f"{node_source(q)}: int16 activations must be symmetric (zero point 0), got {zp}")
+        if is_dequantize(src):
+            source = self.input(src, q)
+            t = Tensor(self.fresh(f"{source.name}_requant"), shape, ir_dtype, float(scale), int(zp), qrange=qrange)
+            self.graph.add_tensor(t)
+            self._tensor_of[q] = t.name
+            self.rescale(source, t, node_source(q))
+            return t.name
+        t = Tensor(self.fresh(base), shape, ir_dtype, float(scale), int(zp), qrange=qrange)
+        self.graph.add_tensor(t)
+        self._tensor_of[q] = t.name
+        return t.name
+
+    def rescale(self, x: Tensor, out: Tensor, source: str, scale: float | None = None,
+                in_scales=None) -> None:
+        """Append a RESCALE ``x -> out`` (TOSA): real factor ``scale`` (default ``x.scale / out.scale``)
+        or per channel ``in_scales[c] / out.scale``.  int48 inputs use a 16-bit multiplier.
+        The output is clamped to its dtype (TOSA), not to a narrower ``qrange``: every consumer
+        accepts the full dtype range (int16 code -32768 is just -32768*scale; a domain-limited
+        TABLE maps int8 code -128 to f at the domain edge)."""
+        scale32 = x.dtype != "int48"
+        qm = quantize_multiplier if scale32 else quantize_multiplier_16
+        if in_scales is not None:
+            pairs = [qm(float(s) / float(out.scale)) for s in in_scales]
+        else:
+            pairs = [qm(float(scale) if scale is not None else float(x.scale) / float(out.scale))]
+        if len(set(pairs)) == 1:
+            pairs = pairs[:1]
+        in_zp = int(x.zero_point) if x.dtype in ("int8", "int16") else 0
+        self.graph.add_op(Op("RESCALE", [x.name], [out.name], {
+            "input_zp": in_zp, "output_zp": int(out.zero_point),
+            "multiplier": [m for m, _ in pairs], "shift": [s for _, s in pairs], "scale32": scale32,
+        }, source))
+
+    def input(self, arg: Node, user: Node) -> Tensor:
+        """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node)."""
+        if not is_dequantize(arg):
+            raise LoweringError(
+                f"{node_source(user)}: input {getattr(arg, 'name', arg)!r} of {user.name} is not "
+                "quantized (no dequantize_per_tensor before it); was the model quantized with tabula.quantize?"
+            )
+        q = arg.args[0]
+        if not is_quantize(q):
+            raise LoweringError(f"{node_source(user)}: expected quantize -> dequantize before {user.name}")
+        return self.graph.tensors[self._q_tensor(q, q.args[0].name)]
+
+    def output(self, node: Node) -> Tensor:
+        """The IR tensor for the output of ``node`` (its single ``quantize_per_tensor`` user)."""
+        users = list(node.users)
+        if len(users) != 1 or not is_quantize(users[0]):
+            raise LoweringError(
+                f"{node_source(node)}: output of {node.name} must feed exactly one quantize_per_tensor "
+                f"(has users {[u.name for u in users]})"
+            )
+        return self.graph.tensors[self._q_tensor(users[0], node.name)]
+
+    def shared(self, node: Node) -> tuple[Tensor, Tensor]:
+        """``(input, output)`` of a range-preserving op (``rules.SHARED``: the data input is
+        ``node.args[0]``), which must share one grid -- LoweringError otherwise."""
+        x, out = self.input(node.args[0], node), self.output(node)
+        if (x.scale, x.zero_point) != (out.scale, out.zero_point):
+            raise LoweringError(f"{node_source(node)}: {node.name} input and output qparams differ "
+                                f"({x.scale}, {x.zero_point}) vs ({out.scale}, {out.zero_point}); quantize with tabula.quantize")
+        return x, out
+
+    # -- constants -----------------------------------------------------------------------
+    def _attr(self, n: Node) -> torch.Tensor:
+        if n.op != "get_attr":
+            raise LoweringError(f"{n.name}: expected a constant (get_attr), got {n.op}")
+        obj = self.gm
+        for part in n.target.split("."):
+            obj = getattr(obj, part)
+        return obj.detach()
+
+    def per_channel_const(self, arg: Node, user: Node) -> tuple[np.ndarray, np.ndarray]:
+        """``(int data, float64 per-channel scales)`` of a weight/bias behind ``dequantize_per_channel``.
+        Raises LoweringError if ``arg`` is not a folded per-channel quantized constant on axis 0."""
+        if not is_dequantize_per_channel(arg):
+            raise LoweringError(f"{node_source(user)}: weight/bias of {user.name} is not a per-channel quantized constant")
+        data, scale, zp, axis = (self._attr(arg.args[0]), self._attr(arg.args[1]), self._attr(arg.args[2]), arg.args[3])
+        if axis != 0 or bool((zp != 0).any()):
+            raise LoweringError(f"{node_source(user)}: weights must be symmetric per-channel on axis 0")
+        return data.numpy(), scale.to(torch.float64).numpy()
+
+    def float_const(self, arg: Node, user: Node) -> np.ndarray:
+        """A float constant (e.g. an unquantized bias) as float32 numpy."""
+        if not isinstance(arg, Node) or arg.op != "get_attr":
+            raise LoweringError(f"{node_source(user)}: expected a constant tensor for {user.name}, got {arg!r}")
+        return self._attr(arg).to(torch.float32).numpy()
+
+    def const(self, base: str, data: np.ndarray, dtype: str, scale=None) -> Tensor:
+        t = Tensor(self.fresh(base), tuple(data.shape), dtype, scale, 0)
+        return self.graph.add_tensor(t, data)
+
+    def temp(self, base: str, shape, dtype: str, scale=None, zero_point: int = 0) -> Tensor:
+        t = Tensor(self.fresh(base), tuple(int(d) for d in shape), dtype, scale, zero_point)
+        return self.graph.add_tensor(t)
+
+
+def lower_graph(gm: GraphModule) -> Graph:
+    """Lower a converted PT2E ``GraphModule`` to a verified IR :class:`Graph`.
+
+    Graph inputs are the ``quantize_per_tensor`` of each placeholder; graph outputs the
+    ``dequantize_per_tensor`` feeding the output node.
+    Raises:
+        UnsupportedOpError: listing every op with no lowering (with source lines).
+        LoweringError: a node whose pattern or attributes cannot be lowered (names the node).
+    """
+    missing = []
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and not is_qdq(n):
+            name = rules.canonical_op(n.target)
+            if name not in LOWERINGS and name not in rules.IGNORED:
+                missing.append((name, node_source(n)))
+    if missing:
+        raise UnsupportedOpError(missing, supported_ops())
+
+    g = Graph()
+    ctx = LoweringContext(gm, g)
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            users = list(n.users)
+            if len(users) != 1 or not is_quantize(users[0]):
+                raise LoweringError(f"input {n.name} must feed exactly one quantize_per_tensor")
+            name = ctx._q_tensor(users[0], n.name)
+            g.inputs.append(name)
+            g.io_layout[name] = "NCHW" if len(g.tensors[name].shape) == 4 else "plain"
+        elif n.op == "call_function" and not is_qdq(n):
+            name = rules.canonical_op(n.target)
+            if name in rules.IGNORED:
+                raise LoweringError(f"{node_source(n)}: {name} must be removed before lowering (model.eval())")
+            LOWERINGS[name](ctx, n)
+        elif n.op == "output":
+            for arg in torch.utils._pytree.tree_leaves(n.args[0]):
+                t = ctx.input(arg, n)
+                g.outputs.append(t.name)
+                g.io_layout[t.name] = "NCHW" if len(t.shape) == 4 else "plain"
+    for _, run_pass in PASSES:
+        run_pass(g)
+    try:
+        verify(g)
+    except IRError as e:
+        raise LoweringError(f"lowering produced an invalid IR: {e}") from e
+    return g

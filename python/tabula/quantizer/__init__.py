@@ -1,0 +1,113 @@
+"""Quantize a model with torchao's PT2E flow and tabula's rules (see :mod:`.rules`)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from torch.fx import GraphModule
+
+__all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+
+from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
+
+_LAZY = {"SCHEMES", "TabulaQuantizer", "check_supported"}
+
+
+def __getattr__(name: str):
+    # torchao is imported on first use only, so ``import tabula`` stays light.
+    if name in _LAZY:
+        from . import annotator
+
+        return getattr(annotator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def capture(model, example_inputs: tuple) -> "GraphModule":
+    """Capture ``model`` as an FX graph for PT2E.
+
+    ``model`` may be an ``nn.Module`` (exported here with ``torch.export.export``), a
+    ``torch.export.ExportedProgram`` (e.g. loaded from a ``.pt2``) or an already captured
+    ``GraphModule``.  Uses ``.module(check_guards=False)`` so no ``_guards_fn`` node reaches prepare.
+    """
+    import torch
+    from torch.fx import GraphModule
+
+    if isinstance(model, GraphModule):
+        # our own copy (quantize annotates and rewrites it), without the guard node that
+        # ExportedProgram.module() adds by default (it would break prepare_pt2e)
+        import copy
+
+        gm = copy.deepcopy(model)
+        guards = [n for n in gm.graph.nodes if n.op == "call_module" and str(n.target) == "_guards_fn"]
+        for n in guards:
+            gm.graph.erase_node(n)
+        if guards:
+            gm.graph.lint()
+            gm.recompile()
+        return gm
+    if isinstance(model, torch.export.ExportedProgram):
+        return model.module(check_guards=False)
+    if isinstance(model, torch.nn.Module):
+        model = model.eval()
+        return torch.export.export(model, tuple(example_inputs)).module(check_guards=False)
+    raise TypeError(f"cannot quantize a {type(model).__name__}: pass an nn.Module, ExportedProgram or GraphModule")
+
+
+def _batches(calibration) -> Iterable[tuple]:
+    import numpy as np
+    import torch
+
+    def as_tensor(v):
+        return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) if isinstance(v, np.ndarray) else v
+
+    if isinstance(calibration, (torch.Tensor, np.ndarray)):
+        calibration = as_tensor(calibration)
+        if calibration.ndim == 0 or calibration.shape[0] == 0:
+            raise ValueError("calibration holds no samples; give a tensor [n, ...] with n >= 1")
+        for i in range(calibration.shape[0]):
+            yield (calibration[i : i + 1],)
+        return
+    n = 0
+    for item in calibration:
+        n += 1
+        yield tuple(as_tensor(v) for v in item) if isinstance(item, (tuple, list)) else (as_tensor(item),)
+    if n == 0:
+        raise ValueError("calibration holds no samples; give at least one input")
+
+
+def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
+    """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
+
+    Args:
+        model: ``nn.Module``, ``ExportedProgram`` or captured ``GraphModule`` (float32, NCHW images).
+        example_inputs: tuple of example float tensors (shapes fix the graph; batch 1 typical).
+        calibration: a float tensor or numpy array ``[n, ...]`` run one sample at a time with the
+            example's batch size 1, or an iterable of input tuples.
+        scheme: ``"int8"`` or ``"a16w8"`` (int16 activations, int8 weights).
+        table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
+            image of every input code) or ``"observed"`` (calibrated).
+    Returns:
+        The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
+    Raises:
+        UnsupportedOpError: listing every unsupported op, before any calibration runs.
+        ValueError: NaN/Inf in the weights, or an unknown scheme.
+    """
+    import torch
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from .annotator import TabulaQuantizer, check_supported
+
+    gm = capture(model, example_inputs)
+    check_supported(gm)
+    for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
+        if p.is_floating_point() and not torch.isfinite(p).all():
+            raise ValueError(f"weight {name!r} contains NaN or Inf; fix the model before quantizing")
+    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
+    move_exported_model_to_eval(prepared)
+    with torch.no_grad():
+        for args in _batches(calibration):
+            prepared(*args)
+    converted = convert_pt2e(prepared)
+    move_exported_model_to_eval(converted)
+    return converted

@@ -1,0 +1,317 @@
+"""tabula's PT2E ``Quantizer``: annotates a ``torch.export``ed graph from the rules table only.
+
+Schemes:
+
+``int8``   activations per-tensor affine int8 [-128, 127]; weights per-channel symmetric int8
+           [-127, 127] (axis 0); bias int32 with scale ``s_in * s_w[c]`` (DerivedQuantizationSpec).
+``a16w8``  activations per-tensor symmetric int16 [-32767, 32767], zero point 0; weights as int8;
+           the bias stays float in the PT2E graph and is quantized at lowering time to int48
+           (TOSA's accumulator for int16 x int8), so no bias can saturate at 32 bits.
+
+Observers use ``eps = 2**-24`` so no scale is floored at a coarse epsilon (an eps of 2**-12 would
+force every int16 scale to 1/4096).
+
+Table ops get their *own* output qspec (:data:`TABLE_OUTPUT`): ``"exact"`` derives it from the exact
+image of every input code under f (no code saturates, the full output range is used), ``"observed"``
+calibrates it with an observer.  Domain-limited ops get fixed or domain-clipped input grids
+(:func:`domain_grid`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch.fx import GraphModule, Node
+from torchao.quantization.pt2e import HistogramObserver, PerChannelMinMaxObserver
+from torchao.quantization.pt2e.quantizer import (
+    DerivedQuantizationSpec,
+    FixedQParamsQuantizationSpec,
+    QuantizationAnnotation,
+    QuantizationSpec,
+    Quantizer,
+    SharedQuantizationSpec,
+)
+
+from .. import rules
+from ..errors import UnsupportedOpError
+from ..fx import node_source
+
+_ANN = "quantization_annotation"
+EPS = 2.0**-24
+
+#: How a table op's output qparams are chosen by default: "exact" or "observed".
+TABLE_OUTPUT = "exact"
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Activation dtype and range of a quantization scheme."""
+
+    name: str
+    dtype: torch.dtype
+    qmin: int
+    qmax: int
+    symmetric: bool
+    ir_dtype: str
+
+
+SCHEMES: dict[str, Scheme] = {
+    "int8": Scheme("int8", torch.int8, -128, 127, False, "int8"),
+    "a16w8": Scheme("a16w8", torch.int16, -32767, 32767, True, "int16"),
+}
+
+
+from .schemes import SCHEME_NAMES  # noqa: E402
+
+assert tuple(SCHEMES) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantizer/schemes.py in step"
+
+
+def supported() -> list[str]:
+    """Ops that have both a quantization rule and a lowering (:func:`tabula.lowering.pipeline.supported_ops`)."""
+    from ..lowering.pipeline import supported_ops
+
+    return supported_ops()
+
+
+def check_supported(gm: GraphModule) -> None:
+    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
+    (with its source line) -- called before any calibration runs."""
+    ok = set(supported())
+    bad = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function":
+            continue
+        name = rules.canonical_op(n.target)
+        if name in rules.IGNORED or name in rules.STRUCTURAL:
+            continue
+        if name not in ok:
+            bad.append((name, node_source(n)))
+        elif rules.op_class(n.target) is rules.OpClass.ARITHMETIC:
+            # the lowering's limits, listed here with the rest instead of one per failed build
+            a = list(n.args[:2])
+            if len(a) < 2 or not all(isinstance(v, Node) for v in a):
+                bad.append((f"{name} with a scalar operand (use a tensor of the same shape)", node_source(n)))
+            else:
+                shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
+                if None not in shapes and shapes[0] != shapes[1]:
+                    bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
+    if bad:
+        raise UnsupportedOpError(bad, supported())
+
+
+# -- observers ------------------------------------------------------------------------------------
+class FiniteHistogramObserver(HistogramObserver):
+    """HistogramObserver that ignores NaN and +-inf (e.g. log of a calibration value <= 0)."""
+
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
+        x = x_orig.detach()
+        finite = torch.isfinite(x)
+        if not bool(finite.all()):
+            x = x[finite]
+            if x.numel() == 0:
+                return x_orig
+        super().forward(x)
+        return x_orig
+
+
+class DomainHistogramObserver(FiniteHistogramObserver):
+    """Observes inputs clipped to a table op's domain ``[domain_lo, domain_hi]``, so the calibrated
+    grid never reaches past a domain edge (log, sqrt, rsqrt, reciprocal at 0; log1p at -1; acosh at 1)."""
+
+    def __init__(self, *args, domain_lo: float = -math.inf, domain_hi: float = math.inf, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.domain_lo = domain_lo
+        self.domain_hi = domain_hi
+
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
+        super().forward(x_orig.detach().clamp(self.domain_lo, self.domain_hi))
+        return x_orig
+
+
+# -- qspecs ---------------------------------------------------------------------------------------
+def _act_qspec(s: Scheme, observer=FiniteHistogramObserver, **obs_kwargs) -> QuantizationSpec:
+    return QuantizationSpec(
+        dtype=s.dtype,
+        quant_min=s.qmin,
+        quant_max=s.qmax,
+        qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+        observer_or_fake_quant_ctr=observer.with_args(eps=EPS, **obs_kwargs),
+    )
+
+
+def _weight_qspec() -> QuantizationSpec:
+    return QuantizationSpec(
+        dtype=torch.int8,
+        quant_min=-127,
+        quant_max=127,
+        qscheme=torch.per_channel_symmetric,
+        ch_axis=0,
+        observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=EPS),
+    )
+
+
+def _bias_qspec(node: Node, x: Node, w: Node) -> DerivedQuantizationSpec:
+    def derive(observers):
+        act_obs, w_obs = observers
+        s_in, _ = act_obs.calculate_qparams()
+        s_w, _ = w_obs.calculate_qparams()
+        scale = (s_in * s_w).to(torch.float32)
+        return scale, torch.zeros_like(scale, dtype=torch.int32)
+
+    return DerivedQuantizationSpec(
+        derived_from=[(x, node), (w, node)],
+        derive_qparams_fn=derive,
+        dtype=torch.int32,
+        quant_min=-(2**31) + 1,
+        quant_max=2**31 - 1,
+        qscheme=torch.per_channel_symmetric,
+        ch_axis=0,
+    )
+
+
+def domain_grid(domain: rules.Domain, s: Scheme) -> tuple[float, int]:
+    """The fixed input ``(scale, zero_point)`` of a domain-limited table op (``domain.fixed``).
+
+    The grid is symmetric (zero point 0) over the codes ``[-qmax, qmax]`` of the scheme (int8: the
+    quantize node clamps to [-127, 127]; the TABLE's entry for -128 is f at the domain edge).
+    Closed domain ``[-1, 1]`` (asin, acos): ``scale = 1/qmax``, so both end points are codes and
+    ``asin(+-1)`` / ``acos(-1) = pi`` are exact table inputs.  Open domain ``(-1, 1)`` (atanh):
+    ``scale = 1/(qmax + 1)``, the largest power-of-two-denominator grid whose every code (the end
+    codes sit at ``+-(1 - 1/(qmax+1))``, one LSB from the pole) is strictly inside after float32
+    rounding, so no code can reach the pole.
+    """
+    half = max(abs(domain.lo), abs(domain.hi))
+    scale = half / (s.qmax + 1) if domain.open else half / s.qmax
+    return float(scale), 0
+
+
+class TabulaQuantizer(Quantizer):
+    """Annotates every node from :mod:`tabula.rules`; nothing else decides qparams.
+
+    ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``."""
+
+    def __init__(self, scheme: str = "int8", table_output: str | None = None) -> None:
+        super().__init__()
+        if scheme not in SCHEMES:
+            raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+        self.scheme = SCHEMES[scheme]
+        self.table_output = table_output or TABLE_OUTPUT
+        if self.table_output not in ("exact", "observed"):
+            raise ValueError(f"table_output must be 'exact' or 'observed', not {self.table_output!r}")
+
+    # -- per class ---------------------------------------------------------------------------
+    def _table(self, node: Node, name: str) -> QuantizationAnnotation:
+        s = self.scheme
+        x = node.args[0]
+        dom = rules.domain_of(name, node.args[1:])
+        if dom is not None and dom.fixed:
+            scale, zp = domain_grid(dom, s)
+            in_spec = FixedQParamsQuantizationSpec(
+                dtype=s.dtype, scale=scale, zero_point=zp, quant_min=-s.qmax, quant_max=s.qmax,
+                qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+            )
+        elif dom is not None:
+            in_spec = _act_qspec(s, DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
+        else:
+            in_spec = _act_qspec(s)
+        if self.table_output == "observed":
+            out_spec = _act_qspec(s)
+        else:
+            out_spec = self._exact_table_output(node, name, x, dom)
+        return QuantizationAnnotation({x: in_spec}, out_spec, _annotated=True)
+
+    def _exact_table_output(self, node: Node, name: str, x: Node, dom) -> DerivedQuantizationSpec:
+        from ..qmath import table_output_qparams
+
+        s = self.scheme
+        fn = rules.TABLE[name]
+        extra, kwargs = tuple(node.args[1:]), dict(node.kwargs)
+        domain = (dom.lo, dom.hi) if dom is not None else None
+
+        def f(v):
+            return fn(torch.from_numpy(v), *extra, **kwargs).numpy()
+
+        def derive(observers):
+            (obs,) = observers
+            in_scale, in_zp = obs.calculate_qparams()
+            scale, zp = table_output_qparams(f, float(in_scale.reshape(-1)[0]), int(in_zp.reshape(-1)[0]), s.ir_dtype, domain=domain)
+            return torch.tensor([scale], dtype=torch.float32), torch.tensor([zp], dtype=torch.int32)
+
+        return DerivedQuantizationSpec(
+            derived_from=[(x, node)], derive_qparams_fn=derive, dtype=s.dtype, quant_min=s.qmin, quant_max=s.qmax,
+            qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
+        )
+
+    def annotate(self, model: GraphModule) -> GraphModule:
+        check_supported(model)
+        s = self.scheme
+        for node in model.graph.nodes:
+            if node.op != "call_function":
+                continue
+            cls = rules.op_class(node.target)
+            name = rules.canonical_op(node.target)
+            if cls is rules.OpClass.WEIGHTED:
+                ix, iw, ib = rules.WEIGHTED[name]
+                x, w = node.args[ix], node.args[iw]
+                qmap = {x: _act_qspec(s), w: _weight_qspec()}
+                b = node.args[ib] if len(node.args) > ib else node.kwargs.get("bias")
+                if isinstance(b, Node) and s.name == "int8":
+                    qmap[b] = _bias_qspec(node, x, w)
+                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+            elif cls is rules.OpClass.TABLE:
+                ann = self._table(node, name)
+            elif cls is rules.OpClass.SHARED:
+                x = node.args[rules.SHARED[name]]
+                producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
+                in_spec = SharedQuantizationSpec(x) if producer_annotated else _act_qspec(s)
+                ann = QuantizationAnnotation({x: in_spec}, SharedQuantizationSpec((x, node)), _annotated=True)
+            elif cls is rules.OpClass.JOINING:
+                inputs = [a for a in node.args[rules.JOINING[name]] if isinstance(a, Node)]
+                first = inputs[0]
+                qmap = {first: _act_qspec(s)}
+                for a in inputs[1:]:
+                    qmap[a] = SharedQuantizationSpec((first, node))
+                # no implicit sharing with the producers: every input edge joins the one shared grid
+                # (PT2E otherwise reuses each producer's own observer and the grids differ)
+                ann = QuantizationAnnotation(qmap, SharedQuantizationSpec((first, node)), allow_implicit_sharing=False,
+                                             _annotated=True)
+            elif cls is rules.OpClass.ARITHMETIC:
+                qmap = {a: _act_qspec(s) for a in node.args[:2] if isinstance(a, Node)}
+                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+            else:
+                continue
+            node.meta[_ANN] = ann
+        self._keep_joined_grids_apart(model)
+        return model
+
+    @staticmethod
+    def _keep_joined_grids_apart(model: GraphModule) -> None:
+        """A value that feeds a cat *and* other ops: PT2E's implicit sharing joins an input edge with
+        every other user's edge of the same producer when their specs look alike, so another
+        consumer's edge pulled the cat's whole shared grid into the producer's own grid (tanh's, say)
+        and the cat's other inputs were clipped to it (cat([t, exp(t)]): 7 dB SQNR).  Those other
+        consumers share the producer's output explicitly instead, without implicit sharing."""
+        joined = set()
+        for n in model.graph.nodes:
+            if n.op == "call_function" and rules.op_class(n.target) is rules.OpClass.JOINING:
+                joined.update(a for a in n.args[rules.JOINING[rules.canonical_op(n.target)]] if isinstance(a, Node))
+        for n in model.graph.nodes:
+            ann = n.meta.get(_ANN)
+            if ann is None or n.op != "call_function" or rules.op_class(n.target) is rules.OpClass.JOINING:
+                continue
+            shared = [x for x in ann.input_qspec_map if x in joined and len(x.users) > 1]
+            if not shared or not ann.allow_implicit_sharing:
+                continue
+            for x in shared:
+                spec = ann.input_qspec_map[x]
+                producer = x.meta.get(_ANN)
+                plain = isinstance(spec, QuantizationSpec) and \
+                    getattr(spec.observer_or_fake_quant_ctr, "p", None) is not None and \
+                    spec.observer_or_fake_quant_ctr.p.func is FiniteHistogramObserver
+                if plain and producer is not None and producer.output_qspec is not None:
+                    ann.input_qspec_map[x] = SharedQuantizationSpec(x)
+            ann.allow_implicit_sharing = False
+
+    def validate(self, model: GraphModule) -> None:
+        pass

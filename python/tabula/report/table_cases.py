@@ -1,0 +1,148 @@
+"""One typical case per table op of ``rules.TABLE`` (plus the extra-argument variants), with sensible
+input qparams: the real input range an activation of that op would be calibrated to, the domain of
+domain-limited ops (``rules.DOMAIN``) and fixed [-1, 1] grids for asin/acos/atanh.  Shared by
+the tests (TOSA conformance, table builders, codegen fusion) and benchmarks/table_error.py.
+
+``table_op_graph(case, dtype)`` builds the IR the lowering produces for the op (the lowering's own
+emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); or an int16
+multi-table form (split and/or zoomed, tabula.qmath.Table16Plan) -- with table-exact output qparams.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tabula import qmath
+from tabula.ir import Graph, Op, Tensor
+from tabula import rules
+from tabula.report.tables import op_function
+
+
+@dataclass(frozen=True)
+class Case:
+    function: str  # key of rules.TABLE
+    lo: float  # calibrated real input range (int8: affine over it; int16: symmetric over max |.|)
+    hi: float
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    domain: tuple[float, float] | None = None  # None: rules.DOMAIN's, if any
+    fixed_grid: bool = False  # input grid fixed to [-1, 1]: int8 scale 1/127 zp 0
+
+    @property
+    def id(self) -> str:
+        a = ",".join(str(v) for v in list(self.args) + [f"{k}={v}" for k, v in self.kwargs.items()])
+        return self.function.replace("aten.", "") + (f"({a})" if a else "")
+
+    @property
+    def dom(self):
+        if self.domain is not None:
+            return self.domain
+        d = rules.DOMAIN.get(self.function)
+        return None if d is None else (d.lo, d.hi)
+
+    def f(self):
+        return op_function(self.function, self.args, self.kwargs)
+
+    def in_qparams(self, dtype: str) -> tuple[float, int]:
+        if dtype == "int16":
+            return max(abs(self.lo), abs(self.hi)) / 32767.0, 0
+        if self.fixed_grid:
+            return 1.0 / 127.0, 0
+        lo, hi = min(self.lo, 0.0), max(self.hi, 0.0)
+        scale = float(np.float32((hi - lo) / 255.0))
+        return scale, int(np.clip(-128 - round(lo / scale), -128, 127))
+
+
+CASES = [
+    Case("aten.silu", -8, 8),
+    Case("aten.sigmoid", -8, 8),
+    Case("aten.tanh", -4, 4),
+    Case("aten.gelu", -6, 6),
+    Case("aten.gelu", -6, 6, kwargs={"approximate": "tanh"}),
+    Case("aten.elu", -6, 6, args=(1.0,)),
+    Case("aten.leaky_relu", -6, 6, args=(0.01,)),
+    Case("aten.hardswish", -6, 6),
+    Case("aten.hardsigmoid", -6, 6),
+    Case("aten.softplus", -8, 8),
+    Case("aten.exp", -6, 3),
+    Case("aten.expm1", -4, 3),
+    Case("aten.log", 0, 8),
+    Case("aten.log1p", -0.9, 8),
+    Case("aten.sqrt", 0, 16),
+    Case("aten.rsqrt", 0, 16),
+    Case("aten.reciprocal", 0, 16),
+    Case("aten.erf", -3, 3),
+    Case("aten.sin", -4, 4),
+    Case("aten.cos", -4, 4),
+    Case("aten.tan", -1.4, 1.4),
+    Case("aten.atan", -8, 8),
+    Case("aten.asin", -1, 1, fixed_grid=True),
+    Case("aten.acos", -1, 1, fixed_grid=True),
+    Case("aten.atanh", -1, 1, fixed_grid=True),
+    Case("aten.sinh", -4, 4),
+    Case("aten.cosh", -4, 4),
+    Case("aten.asinh", -8, 8),
+    Case("aten.acosh", 1, 8),
+    Case("aten.pow", -4, 4, args=(2,)),
+    Case("aten.pow", -3, 3, args=(3,)),
+    Case("aten.pow", 0, 16, args=(0.5,), domain=(0.0, math.inf)),
+]
+
+
+def build(case: Case, dtype: str, method: str = "minimax"):
+    """(table, (s_in, zp_in), (s_out, zp_out)) for ``case`` in ``dtype`` with table-exact output qparams."""
+    f = case.f()
+    s_in, zp_in = case.in_qparams(dtype)
+    s_out, zp_out = qmath.table_output_qparams(f, s_in, zp_in, dtype, domain=case.dom)
+    if dtype == "int8":
+        table = qmath.build_table_int8(f, s_in, zp_in, s_out, zp_out, domain=case.dom)
+    else:
+        table = qmath.build_table_int16(f, s_in, s_out, domain=case.dom, method=method)
+    return table, (s_in, zp_in), (s_out, zp_out)
+
+
+def build_plan(case: Case, form: str | None = None):
+    """(plan, (s_in, 0), (s_out, 0)): the int16 :class:`~tabula.qmath.Table16Plan` for ``case`` --
+    the lowering's choice (``form=None``) or a given form: ``single``, ``split``, ``zoom<k>``,
+    ``zoom<k>+split``."""
+    f, dom = case.f(), case.dom
+    s_in, _ = case.in_qparams("int16")
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+    if form is None:
+        plan = qmath.build_table_int16_plan(f, s_in, s_out, domain=dom)
+    elif form == "single":
+        plan = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=dom)),))
+    elif form == "split":
+        plan = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    else:
+        zoom, _, split = form.partition("+")
+        plan = qmath.build_table_int16_zoom(f, s_in, s_out, int(zoom[4:]), split=bool(split), domain=dom)
+    return plan, (s_in, 0), (s_out, 0)
+
+
+def table_op_graph(case: Case, dtype: str, shape=None, form: str | None = None) -> Graph:
+    """The IR of one table op as the lowering emits it (its own emitter), over an input ``x`` of
+    ``shape`` (default: every code) to the output ``y``; int16 ``form`` as :func:`build_plan`."""
+    from tabula.lowering.ops.table import emit_int16
+    from tabula.lowering.pipeline import LoweringContext
+
+    n = 256 if dtype == "int8" else 65536
+    shape = tuple(shape or (n,))
+    attrs = {"function": case.function, "args": list(case.args), "kwargs": dict(case.kwargs),
+             "domain": list(case.dom) if case.dom else None}
+    g = Graph()
+    g.inputs, g.outputs = ["x"], ["y"]
+    if dtype == "int8":
+        table, (s_in, zp_in), (s_out, zp_out) = build(case, dtype)
+        g.add_tensor(Tensor("x", shape, dtype, s_in, zp_in))
+        g.add_tensor(Tensor("table", table.shape, dtype), table)
+        g.add_tensor(Tensor("y", shape, "int8", s_out, zp_out))
+        g.add_op(Op("TABLE", ["x", "table"], ["y"], attrs, case.id))
+        return g
+    plan, (s_in, _), (s_out, _) = build_plan(case, form)
+    x = g.add_tensor(Tensor("x", shape, dtype, s_in, 0))
+    y = g.add_tensor(Tensor("y", shape, "int16", s_out, 0))
+    emit_int16(LoweringContext(None, g), "op", x, y, case.f(), attrs, case.id, plan=plan)
+    return g

@@ -1,0 +1,180 @@
+"""The quantization rules table: every supported aten op and its class, as data.
+
+The annotator (:mod:`tabula.quantizer.annotator`), the lowering, the reports and the tests read these
+tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (see ``shared/DESIGN.md``):
+
+``WEIGHTED``     input: activation qspec; weight: per-channel symmetric int8 [-127, 127] (axis 0);
+                 bias: int32 (int8 scheme) or int48 (a16w8), scale = s_in * s_w[c]; output: own.
+``TABLE``        input: activation qspec -- or, for a domain-limited op (:data:`DOMAIN`), a grid fixed
+                 by the op's mathematical domain or a calibrated grid clipped to it; output: **own**
+                 (never shared: these functions compress or warp the range -- SiLU never goes below
+                 about -0.2785).
+``SHARED``       range-preserving ops (pooling, data movement, relu/clamp): input and output share
+                 the producer's qparams exactly, so the integer op needs no RESCALE.
+``JOINING``      cat/concat/stack: every input and the output share one grid (the first input's), so
+                 CONCAT is a plain copy.  (Chosen over a RESCALE per input: no extra ops, no double
+                 rounding; the shared observer sees every input, so the grid covers them all.)
+``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
+                 as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
+
+In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
+lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable
+
+import torch
+
+from .fx import canonical_op
+
+aten = torch.ops.aten
+
+__all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
+           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops"]
+
+
+class OpClass(Enum):
+    """How an op's input and output qparams are chosen."""
+
+    WEIGHTED = "weighted"
+    TABLE = "table"
+    SHARED = "shared"
+    JOINING = "joining"
+    ARITHMETIC = "arithmetic"
+
+
+#: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
+WEIGHTED: dict[str, tuple[int, int, int]] = {
+    "aten.conv2d": (0, 1, 2),
+    "aten.linear": (0, 1, 2),
+}
+
+#: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
+#: the node's extra arguments, so the table reproduces PyTorch's float semantics exactly).
+TABLE: dict[str, Callable[..., torch.Tensor]] = {
+    "aten.silu": aten.silu.default,
+    "aten.sigmoid": aten.sigmoid.default,
+    "aten.tanh": aten.tanh.default,
+    "aten.gelu": aten.gelu.default,  # approximate="none" or "tanh" (a node argument)
+    "aten.elu": aten.elu.default,
+    "aten.leaky_relu": aten.leaky_relu.default,
+    "aten.hardswish": aten.hardswish.default,
+    "aten.hardsigmoid": aten.hardsigmoid.default,
+    "aten.softplus": aten.softplus.default,
+    "aten.exp": aten.exp.default,
+    "aten.expm1": aten.expm1.default,
+    "aten.log": aten.log.default,
+    "aten.log1p": aten.log1p.default,
+    "aten.sqrt": aten.sqrt.default,
+    "aten.rsqrt": aten.rsqrt.default,
+    "aten.reciprocal": aten.reciprocal.default,
+    "aten.erf": aten.erf.default,
+    "aten.sin": aten.sin.default,
+    "aten.cos": aten.cos.default,
+    "aten.tan": aten.tan.default,
+    "aten.atan": aten.atan.default,
+    "aten.asin": aten.asin.default,
+    "aten.acos": aten.acos.default,
+    "aten.atanh": aten.atanh.default,
+    "aten.sinh": aten.sinh.default,
+    "aten.cosh": aten.cosh.default,
+    "aten.asinh": aten.asinh.default,
+    "aten.acosh": aten.acosh.default,
+    "aten.pow": aten.pow.Tensor_Scalar,  # constant exponent only
+}
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The real interval ``[lo, hi]`` on which a table op is defined.
+
+    ``fixed``: the input grid is fixed by the domain, not calibrated (asin, acos, atanh).
+    Otherwise the calibrated range is clipped to the domain (log, sqrt, ...): calibration outliers
+    can then never produce out-of-domain codes.  ``open``: the end points themselves are outside
+    (atanh); for the other ops an end point may be a pole (log(0) = -inf), where the TABLE saturates.
+    """
+
+    lo: float
+    hi: float
+    fixed: bool = False
+    open: bool = False
+
+
+#: Domain-limited table ops.
+DOMAIN: dict[str, Domain] = {
+    "aten.asin": Domain(-1.0, 1.0, fixed=True),
+    "aten.acos": Domain(-1.0, 1.0, fixed=True),
+    "aten.atanh": Domain(-1.0, 1.0, fixed=True, open=True),
+    "aten.log": Domain(0.0, math.inf),
+    "aten.log1p": Domain(-1.0, math.inf),
+    "aten.sqrt": Domain(0.0, math.inf),
+    "aten.rsqrt": Domain(0.0, math.inf),
+    "aten.reciprocal": Domain(0.0, math.inf),
+    "aten.acosh": Domain(1.0, math.inf),
+}
+
+def domain_of(name: str, args=()) -> Domain | None:
+    """The domain of table op ``name`` called with extra arguments ``args``: :data:`DOMAIN`, and for
+    ``pow`` with a non-integer constant exponent ``[0, inf)`` (negative bases give NaN)."""
+    if name == "aten.pow" and args and float(args[0]) != int(float(args[0])):
+        return Domain(0.0, math.inf)
+    return DOMAIN.get(name)
+
+
+#: Range-preserving ops that share their producer's qparams: packet name -> index of the data input.
+SHARED: dict[str, int] = {
+    "aten.max_pool2d": 0,
+    "aten.avg_pool2d": 0,
+    "aten.adaptive_avg_pool2d": 0,
+    "aten.mean": 0,
+    "aten.flatten": 0,
+    "aten.view": 0,
+    "aten.reshape": 0,
+    "aten.permute": 0,
+    "aten.slice": 0,
+    "aten.pad": 0,
+    "aten.upsample_nearest2d": 0,
+    "aten.relu": 0,
+    "aten.hardtanh": 0,
+    "aten.relu6": 0,
+    "aten.clamp": 0,
+}
+
+#: Joining ops: packet name -> index of the tensor-list argument.
+JOINING: dict[str, int] = {
+    "aten.cat": 0,
+    "aten.concat": 0,
+}
+
+#: Arithmetic ops of two activations.
+ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
+
+#: Graph nodes that carry no computation and need no rule.
+IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
+
+#: Structural nodes (tuple indexing of a multi-output op): never reported as the unsupported op
+#: themselves -- the op that produced the tuple is.
+STRUCTURAL: frozenset[str] = frozenset({"_operator.getitem"})
+
+
+_CLASS_OF: dict[str, OpClass] = {
+    **{n: OpClass.WEIGHTED for n in WEIGHTED},
+    **{n: OpClass.TABLE for n in TABLE},
+    **{n: OpClass.SHARED for n in SHARED},
+    **{n: OpClass.JOINING for n in JOINING},
+    **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
+}
+
+
+def op_class(target: object) -> OpClass | None:
+    """The :class:`OpClass` of a node target after in-place resolution, or ``None`` if unsupported."""
+    return _CLASS_OF.get(canonical_op(target))
+
+
+def supported_ops() -> list[str]:
+    """Every aten op name the rules table covers, sorted."""
+    return sorted(_CLASS_OF)
