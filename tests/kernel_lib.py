@@ -12,8 +12,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = ROOT / "firmware_templates" / "runtime"
-KERNELS = RUNTIME / "kernels"
-CFLAGS = ["-O2", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", str(RUNTIME)]
+KERNELS = ROOT / "firmware_templates" / "kernels"
+CFLAGS = ["-O2", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", str(RUNTIME), "-I", str(KERNELS)]
 
 TABULA_OK, TABULA_ERR_ARG = 0, 1
 
@@ -55,7 +55,7 @@ def build(out_dir: Path) -> Path:
     cc = compiler()
     if cc is None:
         raise FileNotFoundError("no host C compiler 'cc' on PATH")
-    sources = sorted(str(p) for p in KERNELS.glob("*.c"))
+    sources = sorted(str(p) for p in KERNELS.rglob("*.c"))
     lib = Path(out_dir) / "libtabula_kernels.so"
     r = subprocess.run([cc, *CFLAGS, "-o", str(lib), *sources], capture_output=True, text=True)
     if r.returncode != 0:

@@ -15,12 +15,13 @@ from pathlib import Path
 from tabula.boards import repo_root, shared_dir
 
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
+KERNELS = repo_root() / "firmware_templates" / "kernels"
 TOOLPATH = [str(repo_root() / "toolchain")]
 
 
 def runtime_sources():
     """main.c + protocol (runtime/*.c) and every kernel (runtime/kernels/**/*.c), sorted."""
-    return sorted(RUNTIME.glob("*.c")), sorted((RUNTIME / "kernels").rglob("*.c"))
+    return sorted(RUNTIME.glob("*.c")), sorted(KERNELS.rglob("*.c"))
 
 
 def build_firmware(env, board, model_sources, build_dir):
@@ -36,7 +37,7 @@ def build_firmware(env, board, model_sources, build_dir):
     for node in model_nodes:
         if node.dir not in model_dirs:
             model_dirs.append(node.dir)
-    env.Prepend(CPPPATH=model_dirs + [str(RUNTIME)])
+    env.Prepend(CPPPATH=model_dirs + [str(RUNTIME), str(KERNELS)])
 
     runtime, kernels = runtime_sources()
     groups = {

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "firmware_templates" / "runtime"
-SOURCES = sorted((RUNTIME / "kernels").glob("*.c"))
+SOURCES = sorted((ROOT / "firmware_templates" / "kernels").rglob("*.c"))
 STRICT = ["-std=c99", "-pedantic", "-O2", "-Wall", "-Wextra", "-Werror", "-Wconversion", "-Wsign-conversion", "-Wshadow",
           "-Wstrict-prototypes", "-Wmissing-prototypes", "-Wcast-align", "-Wundef"]
 M55 = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-ffreestanding"]
@@ -45,7 +45,7 @@ def test_every_header_function_has_its_file():
 def _compile(cc: str, extra: list[str], tmp_path: Path) -> None:
     errors = []
     for src in SOURCES:
-        r = subprocess.run([cc, *extra, *STRICT, "-I", str(RUNTIME), "-c", str(src), "-o", str(tmp_path / "k.o")],
+        r = subprocess.run([cc, *extra, *STRICT, "-I", str(RUNTIME), "-I", str(ROOT / "firmware_templates" / "kernels"), "-c", str(src), "-o", str(tmp_path / "k.o")],
                            capture_output=True, text=True)
         if r.returncode != 0 or r.stderr.strip():
             errors.append(f"{src.name}:\n{r.stderr}")
