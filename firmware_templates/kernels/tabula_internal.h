@@ -1,8 +1,8 @@
 /*
  * Private helpers shared by the kernel sources (static inline; not part of the public contract in
- * tabula_kernels.h).  Everything here is portable C99 with no undefined or implementation-defined
- * behaviour: signed results are rebuilt from unsigned (modulo) arithmetic, and right shifts of
- * negative numbers are written as ~((~x) >> s).
+ * tabula_kernels.h, which python/tabula/kernels.py generates from manifest.toml).  Everything here is
+ * portable C99 with no undefined or implementation-defined behaviour: signed results are rebuilt
+ * from unsigned (modulo) arithmetic, and right shifts of negative numbers are written as ~((~x) >> s).
  */
 #ifndef TABULA_INTERNAL_H
 #define TABULA_INTERNAL_H
@@ -13,6 +13,17 @@
 
 #define TABULA_INT48_MIN (-(INT64_C(1) << 47))
 #define TABULA_INT48_MAX ((INT64_C(1) << 47) - 1)
+
+/* The range of a signed integer type T (two's complement), as int64_t constants: what a typed body
+ * (<family>/tabula_<op>_impl.h) clamps to, derived from the type it is instantiated with. */
+#define TABULA_MAX(T) ((int64_t)((UINT64_C(1) << (8u * sizeof(T) - 1u)) - 1u))
+#define TABULA_MIN(T) (-TABULA_MAX(T) - 1)
+
+/* TOSA 1.0 zero points (signed types): only an int8 tensor may carry one, any int8 value; every
+ * other type's is 0.  TABULA_ZP_MIN(T) <= zp <= TABULA_ZP_MAX(T) is the check. */
+#define TABULA_HAS_ZP(T) (sizeof(T) == 1u)
+#define TABULA_ZP_MIN(T) (TABULA_HAS_ZP(T) ? -128 : 0)
+#define TABULA_ZP_MAX(T) (TABULA_HAS_ZP(T) ? 127 : 0)
 
 /* The int32 whose two's complement bit pattern is u (no implementation-defined conversion). */
 static inline int32_t tabula_u32_to_s32(uint32_t u)
@@ -98,6 +109,27 @@ static inline void tabula_reciprocal_scale(int32_t count, int32_t *multiplier, i
     *shift = 30 + k;
 }
 
+
+/*
+ * TOSA 1.0 TABLE int16 (apply_lookup_s) of one element `in` through a 513-entry table (entry j for
+ * input code -32768 + 128 j): with v = in + 32768, j = v >> 7, f = v & 127,
+ *     table[j] * 128 + (table[j+1] - table[j]) * f        (int32, 16.7 fixed point)
+ * TOSA REQUIREs the slope table[j+1] - table[j] to fit int16: outside it *bad is set and 0 returned
+ * (tabula's table builders never emit one).  Inside it |result| < 2^23: no overflow, no rounding.
+ * Used by tabula_table_s16 and tabula_table16_s16.
+ */
+static inline int32_t tabula_table16_interp(const int16_t *table, int32_t in, int32_t *bad)
+{
+    const int32_t v = in + 32768; /* 0 .. 65535: a plain shift and mask */
+    const int32_t j = v >> 7;
+    const int32_t base = table[j];
+    const int32_t slope = (int32_t)table[j + 1] - base;
+    if (slope < -32768 || slope > 32767) {
+        *bad = 1;
+        return 0;
+    }
+    return base * 128 + slope * (v & 127);
+}
 
 /* ---- Helium (MVE) helpers: compiled for M-profile cores with MVE unless TABULA_PORTABLE_ONLY ---- */
 #if defined(__ARM_FEATURE_MVE) && !defined(TABULA_PORTABLE_ONLY)

@@ -1,22 +1,17 @@
 /*
- * CONV2D int16 x int8 -> int48 held in int64_t (TOSA 1.0 CONV2D, a16w8), NHWC input, OHWI weights.
- *     out[n,oy,ox,o] = bias[o] + sum_{ky,kx,i} x[n, oy*sy - pt + ky*dy, ox*sx - pl + kx*dx, i]
- *                                            * (w[o,ky,kx,i] - weight_zp)
- * int16 activations are symmetric: input_zp is 0, so padded taps contribute 0 and are skipped.
- * Python twin: tabula/reference/ops/conv2d.py.
+ * CONV2D int16 x int8 -> int48 held in int64_t (a16w8).  Contract: manifest.toml (conv2d); Python
+ * twin: tabula/reference/ops/conv2d.py.
  *
- * Each term |x (w - weight_zp)| <= 32768 * 255 fits int32; the sum is taken modulo 2^64 (unsigned,
- * never undefined behaviour) and equals TOSA's int48 accumulator whenever the exact sum fits 48
- * bits, which the IR contract requires (it is not checked here).
+ * int16 activations are symmetric (no input zero point), so padded taps contribute 0 and are
+ * skipped.  Each term |x (w - weight_zp)| <= 32768 * 255 fits int32; the sum is taken modulo 2^64
+ * (unsigned, never undefined behaviour) and equals TOSA's int48 accumulator whenever the exact sum
+ * fits 48 bits, which the IR contract requires (it is not checked here).
  *
  * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV16_PATCH_MAX
  * elements, each output pixel's receptive field is gathered once into a contiguous int16 patch (padded
  * taps hold 0) and every output channel is one predicated VMLALDAVA dot product over it (64-bit
  * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
  * scalar path.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): all sizes, kernel, stride, dilation >= 1, out_c >= 1,
- * pad_top, pad_left >= 0, weight_zp in [-128, 127].  bias may be NULL (zero bias).
  */
 #include <string.h>
 

@@ -1,10 +1,8 @@
 /*
- * CONV2D int8 x int8 -> int32 (TOSA 1.0 CONV2D), NHWC input, OHWI weights.
- *     out[n,oy,ox,o] = bias[o] + sum_{ky,kx,i} (x[n, oy*sy - pt + ky*dy, ox*sx - pl + kx*dx, i] - input_zp)
- *                                            * (w[o,ky,kx,i] - weight_zp)
- * Taps that fall into the padding contribute 0 (padding acts as input_zp), so they are skipped.
- * Python twin: tabula/reference/ops/conv2d.py.
+ * CONV2D int8 x int8 -> int32.  Contract: manifest.toml (conv2d); Python twin:
+ * tabula/reference/ops/conv2d.py.
  *
+ * Taps that fall into the padding contribute (input_zp - input_zp) w = 0, so they are skipped.
  * Accumulation is modulo 2^32 (unsigned, so never undefined behaviour); it equals TOSA's int32
  * accumulator whenever the exact sum fits int32, which the IR contract requires.
  * Zero points: with weight_zp == 0 (symmetric weights, the usual case) the input zero point is
@@ -15,9 +13,6 @@
  * input_zp, so they contribute (zp - zp) w = 0) and every output channel is one predicated
  * VMLADAVA dot product over it: acc = bias + sum x w - input_zp sum w, modulo 2^32 like the scalar
  * path, so both paths give the same bits.  -DTABULA_PORTABLE_ONLY=1 forces the scalar path.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): all sizes, kernel, stride, dilation >= 1, out_c >= 1,
- * pad_top, pad_left >= 0, input_zp and weight_zp in [-128, 127].  bias may be NULL.
  */
 #include <string.h>
 

@@ -1,13 +1,6 @@
 /*
- * CONCAT (TOSA 1.0 CONCAT) of n_inputs row-major tensors along one axis, any element type.
- * The output is `outer` blocks (outer = product of the dims before the axis); block o is
- * inputs[0][o] (inner_bytes[0] bytes), then inputs[1][o], ..., then inputs[n_inputs-1][o], where
- * inner_bytes[i] = bytes of input i from the axis on (its axis size times the trailing dims times
- * the element size).  Python twin: tabula/reference/ops/concat.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise, nothing written): n_inputs >= 1, outer >= 0,
- * every inner_bytes[i] >= 0.  Inputs may be empty (0 bytes; their pointer is then not read) and
- * must not overlap the output.
+ * CONCAT, any element type: one memcpy per (outer block, input).  Contract: manifest.toml (data);
+ * Python twin: tabula/reference/ops/concat.py.
  */
 #include <stddef.h>
 #include <string.h>

@@ -1,10 +1,7 @@
 /*
- * PAD (TOSA 1.0 PAD, constant mode) of a row-major tensor of rank 1..6, any element size:
- *     out[j] = in[j - pad_before] where that index is inside the input, else *pad_value.
- * Python twin: tabula/reference/ops/pad.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): 1 <= rank <= 6, 1 <= elem_bytes <= 8,
- * pad_before[i], pad_after[i], in_shape[i] >= 0.  Input and output must not overlap.
+ * PAD (constant), any element size: every output element is copied from the input or from
+ * *pad_value, walking the output with an odometer.  Contract: manifest.toml (data); Python twin:
+ * tabula/reference/ops/pad.py.
  */
 #include <string.h>
 

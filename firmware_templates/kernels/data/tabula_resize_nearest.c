@@ -1,11 +1,6 @@
 /*
- * RESIZE, nearest neighbour, integer upscaling of an NHWC tensor, any element size
- * (PyTorch upsample_nearest2d with integer scale factors):
- *     out[n][y][x][c] = in[n][y / scale_y][x / scale_x][c]   (integer division).
- * Python twin: tabula/reference/ops/resize.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): n, h, w, c >= 0; scale_y, scale_x >= 1;
- * 1 <= elem_bytes <= 8.  Input and output must not overlap.
+ * RESIZE nearest, integer upscaling: one memcpy of a pixel (c elements) per output pixel.  Contract:
+ * manifest.toml (data); Python twin: tabula/reference/ops/resize.py.
  */
 #include <string.h>
 

@@ -1,11 +1,7 @@
 /*
- * SLICE (TOSA 1.0 SLICE) of a row-major tensor of rank 1..6, any element size:
- *     out[j] = in[start + j] for every output index j in [0, size).
- * Copies one contiguous run of size[rank-1] elements per output row.
- * Python twin: tabula/reference/ops/slice.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): 1 <= rank <= 6, elem_bytes >= 1,
- * 0 <= start[i], 0 <= size[i], start[i] + size[i] <= in_shape[i].  Input and output must not overlap.
+ * SLICE, any element size: one memcpy of size[rank-1] elements per output row, the rows walked with
+ * an odometer over the leading dims.  Contract: manifest.toml (data); Python twin:
+ * tabula/reference/ops/slice.py.
  */
 #include <string.h>
 

@@ -1,11 +1,6 @@
 /*
- * TRANSPOSE (TOSA 1.0 TRANSPOSE) of a row-major tensor of rank 0..6, element size 1, 2 or 4 bytes.
- *     output dim i = input dim perms[i];  out[j0..jr] = in[k] with k[perms[i]] = j[i].
- * Walks the output in order with an odometer over the permuted input strides.
- * Python twin: tabula/reference/ops/transpose.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): 0 <= rank <= 6, elem_bytes in {1, 2, 4},
- * in_shape entries >= 0, perms a permutation of 0..rank-1.  Input and output must not overlap.
+ * TRANSPOSE: walks the output in order with an odometer over the permuted input strides.  Contract:
+ * manifest.toml (data); Python twin: tabula/reference/ops/transpose.py.
  */
 #include <string.h>
 

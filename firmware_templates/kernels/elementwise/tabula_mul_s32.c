@@ -1,12 +1,9 @@
 /*
- * MUL int32 (TOSA 1.0 MUL, equal shapes):
- *     p = (int64) a[i] * b[i];  out[i] = shift > 0 ? (p + 2^(shift-1)) >> shift : p
- * with an arithmetic (flooring) shift: a single rounding, half toward +infinity.
- * Python twin: tabula/reference/ops/mul.py.
+ * MUL int32.  Contract: manifest.toml (elementwise); Python twin: tabula/reference/ops/mul.py.
  *
- * |a * b| <= 2^62 and the rounding term is at most 2^61, so nothing overflows int64.  The result
- * must fit int32 (IR contract, not checked; an out-of-contract result wraps modulo 2^32).
- * Argument contract (TABULA_ERR_ARG otherwise): count >= 0, 0 <= shift <= 62.
+ * |a * b| <= 2^62 and the rounding term is at most 2^61, so nothing overflows int64; the flooring
+ * shift is tabula_asr64 (no implementation-defined shift of a negative value).  An out-of-contract
+ * result wraps modulo 2^32 instead of being undefined behaviour.
  */
 #include "tabula_internal.h"
 

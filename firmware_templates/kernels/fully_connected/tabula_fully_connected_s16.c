@@ -1,8 +1,6 @@
 /*
- * FULLY_CONNECTED int16 x int8 -> int48 held in int64_t (TOSA 0.80 FULLY_CONNECTED, a16w8).
- *     out[b,o] = bias[o] + sum_i x[b,i] * (w[o,i] - weight_zp)
- * input [N,Cin] (symmetric: input_zp is 0), weight [Cout,Cin], bias [Cout] (may be NULL), output [N,Cout].
- * Python twin: tabula/reference/ops/fully_connected.py.
+ * FULLY_CONNECTED int16 x int8 -> int48 held in int64_t (a16w8).  Contract: manifest.toml
+ * (fully_connected); Python twin: tabula/reference/ops/fully_connected.py.
  *
  * Each term fits int32; the sum is taken modulo 2^64 (unsigned, never undefined behaviour) and
  * equals TOSA's int48 accumulator whenever the exact sum fits 48 bits, which the IR requires.
@@ -10,8 +8,6 @@
  * Helium (MVE, Cortex-M55): with weight_zp == 0 each output is one predicated VMLALDAVA dot product
  * (64-bit accumulator, modulo 2^64: the same bits as the scalar loop).  -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar path.
- *
- * Argument contract (TABULA_ERR_ARG otherwise): n, in_c, out_c >= 1; weight_zp in [-128, 127].
  */
 #include "tabula_internal.h"
 

@@ -1,16 +1,12 @@
 /*
- * FULLY_CONNECTED int8 x int8 -> int32 (TOSA 0.80 FULLY_CONNECTED).
- *     out[b,o] = bias[o] + sum_i (x[b,i] - input_zp) * (w[o,i] - weight_zp)
- * input [N,Cin], weight [Cout,Cin], bias [Cout] (may be NULL), output [N,Cout].
- * Python twin: tabula/reference/ops/fully_connected.py.
+ * FULLY_CONNECTED int8 x int8 -> int32.  Contract: manifest.toml (fully_connected); Python twin:
+ * tabula/reference/ops/fully_connected.py.
  *
  * Accumulation is modulo 2^32 (unsigned, never undefined behaviour); it equals TOSA's int32
  * accumulator whenever the exact sum fits int32, which the IR contract requires.
  * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
  * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar loop).
- *
- * Argument contract (TABULA_ERR_ARG otherwise): n, in_c, out_c >= 1; zero points in [-128, 127].
  */
 #include "tabula_internal.h"
 

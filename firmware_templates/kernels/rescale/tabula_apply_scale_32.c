@@ -1,13 +1,10 @@
 /*
- * TOSA 1.0 apply_scale_32 (section "Integer scaling"), scale32, double_round = false:
- *     (value * multiplier + 2^(shift-1)) >> shift
- * with an arithmetic (flooring) shift in 64 bits: a single rounding, half toward +infinity.
- * Python twin: tabula.qmath.apply_scale_32_round_half_up.
+ * TOSA 1.0 apply_scale_32, single rounding.  Contract: manifest.toml (rescale).
  *
  * |value * multiplier| < 2^62 and the rounding term is at most 2^61, so the sum never overflows.
  * The flooring shift is written with ~ so it does not rely on the implementation-defined
  * right shift of negative numbers: for x < 0, floor(x / 2^s) = ~((~x) >> s).
- * Out-of-contract shifts (outside [2, 62]) return 0; the kernels validate before calling.
+ * The RESCALE and AVG_POOL2D kernels validate their arguments before calling.
  */
 #include "tabula_kernels.h"
 

@@ -1,38 +1,5 @@
-/*
- * RESCALE int64 -> int16 (TOSA 1.0 RESCALE, scale32 = false, double_round = false).
- *     out = clamp(apply_scale_16(in - input_zp, m[c], s[c]) + output_zp, -32768, 32767)
- * Per-channel parameters are indexed by the last axis (c = i % channels).
- * Python twin: tabula/reference/ops/rescale.py.
- *
- * Argument contract (TABULA_ERR_ARG otherwise, nothing written): count >= 0, channels >= 1,
- * count % channels == 0, input_zp == 0 (TOSA: int48 inputs carry no zero point), output_zp in [-32768, 32767],
- * every used multiplier in [0, 2^15), every used shift in [2, 62].
- * Every input value must fit int48 ([-2^47, 2^47)): a value outside it stops the kernel with
- * TABULA_ERR_ARG (the elements before it have been written).
- */
-#include "tabula_internal.h"
-
-tabula_status tabula_rescale_s64_s16(const int64_t *input, int32_t count, int32_t channels,
-                                     int32_t input_zp, int32_t output_zp,
-                                     const int32_t *multiplier, const int32_t *shift,
-                                     int32_t per_channel, int16_t *output)
-{
-    int32_t i, c = 0;
-    if (!tabula_rescale_args_ok(count, channels, input_zp, 0, 0, output_zp, -32768, 32767,
-                                multiplier, shift, per_channel, INT64_C(1) << 15)) {
-        return TABULA_ERR_ARG;
-    }
-    for (i = 0; i < count; ++i) {
-        const int32_t p = per_channel ? c : 0;
-        const int64_t x = input[i];
-        if (x < TABULA_INT48_MIN || x > TABULA_INT48_MAX) {
-            return TABULA_ERR_ARG;
-        }
-        output[i] = (int16_t)tabula_clamp64(tabula_apply_scale_16(x, multiplier[p], shift[p]) + output_zp,
-                                            -32768, 32767);
-        if (++c == channels) {
-            c = 0;
-        }
-    }
-    return TABULA_OK;
-}
+/* RESCALE int48 (held in int64_t) -> int16: the body is tabula_rescale_impl.h, the contract manifest.toml. */
+#define TABULA_FN tabula_rescale_s64_s16
+#define TABULA_T_IN int64_t
+#define TABULA_T_OUT int16_t
+#include "tabula_rescale_impl.h"

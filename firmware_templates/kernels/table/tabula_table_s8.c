@@ -1,6 +1,6 @@
 /*
- * TABLE int8 (TOSA 1.0 TABLE): out[i] = table[in[i] + 128], table has 256 int8 entries.
- * Python twin: tabula/reference/ops/table.py.  TABULA_ERR_ARG when count < 0.
+ * TABLE int8: one lookup per element.  Contract: manifest.toml (table); Python twin:
+ * tabula/reference/ops/table.py.
  */
 #include "tabula_kernels.h"
 
