@@ -1,6 +1,8 @@
-"""Build the C kernels (firmware_templates/runtime/kernels/*.c) into a host shared library and wrap
-them with ctypes, taking and returning numpy arrays.  Used by tests/ops through the ``kernel_lib``
-fixture (tests/conftest.py).  Each wrapper raises :class:`KernelError` on a non-zero status."""
+"""Build the C kernels (the build list of firmware_templates/kernels/manifest.toml, with the header
+generated from it) into a host shared library and wrap them with ctypes, taking and returning numpy
+arrays.  Every signature comes from the manifest (tabula.kernels.bind).  Used by tests/ops through
+the ``kernel_lib`` fixture (tests/conftest.py).  Each wrapper raises :class:`KernelError` on a
+non-zero status."""
 from __future__ import annotations
 
 import ctypes as C
@@ -10,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNTIME = ROOT / "firmware_templates" / "runtime"
-KERNELS = RUNTIME / "kernels"
-CFLAGS = ["-O2", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra", "-Werror", "-I", str(RUNTIME)]
+from tabula import kernels
 
-TABULA_OK, TABULA_ERR_ARG = 0, 1
+CFLAGS = ["-O2", "-shared", "-fPIC", "-std=c99", "-Wall", "-Wextra", "-Werror"]
+
+_STATUS = kernels.status_codes()
+TABULA_OK, TABULA_ERR_ARG = _STATUS["TABULA_OK"], _STATUS["TABULA_ERR_ARG"]
 
 _i8p = C.POINTER(C.c_int8)
 _i16p = C.POINTER(C.c_int16)
@@ -24,6 +26,9 @@ _i64p = C.POINTER(C.c_int64)
 #: numpy dtype -> (ctypes pointer type, kernel name suffix)
 _PTR = {np.dtype(np.int8): (_i8p, "s8"), np.dtype(np.int16): (_i16p, "s16"), np.dtype(np.int32): (_i32p, "s32"),
         np.dtype(np.int64): (_i64p, "s64")}
+
+#: ctypes mirror of ``tabula_window`` (firmware_templates/kernels/tabula_types.h)
+Window = kernels.window_type()
 
 
 class KernelError(RuntimeError):
@@ -34,30 +39,28 @@ class KernelError(RuntimeError):
         self.status = status
 
 
-class Window(C.Structure):
-    """ctypes mirror of ``tabula_window`` (tabula_kernels.h)."""
-
-    _fields_ = [
-        (f, C.c_int32)
-        for f in ("n", "h", "w", "c", "out_h", "out_w", "kernel_h", "kernel_w", "stride_y", "stride_x",
-                  "dilation_y", "dilation_x", "pad_top", "pad_left")
-    ]
-
-
 def compiler() -> str | None:
     """The host C compiler (``cc``), or None when absent."""
     return shutil.which("cc")
 
 
+def include_flags(include_dir: Path) -> list[str]:
+    """``-I`` flags for a kernel source: the generated header's folder, then the kernels' own
+    (tabula_internal.h, tabula_types.h)."""
+    return ["-I", str(include_dir), "-I", str(kernels.kernels_dir())]
+
+
 def build(out_dir: Path) -> Path:
-    """Compile every kernel source into ``out_dir/libtabula_kernels.so``; raise with the compiler
-    output on failure."""
+    """Write the generated tabula_kernels.h into ``out_dir/include`` and compile the manifest's
+    kernel sources into ``out_dir/libtabula_kernels.so``; raise with the compiler output on failure."""
     cc = compiler()
     if cc is None:
         raise FileNotFoundError("no host C compiler 'cc' on PATH")
-    sources = sorted(str(p) for p in KERNELS.glob("*.c"))
+    include = Path(out_dir) / "include"
+    kernels.write_header(include / kernels.HEADER_NAME)
     lib = Path(out_dir) / "libtabula_kernels.so"
-    r = subprocess.run([cc, *CFLAGS, "-o", str(lib), *sources], capture_output=True, text=True)
+    sources = [str(p) for p in kernels.sources()]
+    r = subprocess.run([cc, *CFLAGS, *include_flags(include), "-o", str(lib), *sources], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"building the kernels failed:\n{r.stderr}")
     return lib
@@ -84,44 +87,8 @@ class KernelLib:
 
     def __init__(self, path: Path):
         self.path = path
-        L = self.lib = C.CDLL(str(path))
-        L.tabula_apply_scale_32.restype = C.c_int64
-        L.tabula_apply_scale_32.argtypes = [C.c_int32, C.c_int32, C.c_int32]
-        L.tabula_apply_scale_16.restype = C.c_int64
-        L.tabula_apply_scale_16.argtypes = [C.c_int64, C.c_int32, C.c_int32]
-        win_p = C.POINTER(Window)
-        i32 = C.c_int32
-        sig = {
-            "tabula_conv2d_s8": [win_p, i32, _i8p, i32, _i8p, i32, _i32p, _i32p],
-            "tabula_fully_connected_s8": [i32, i32, i32, _i8p, i32, _i8p, i32, _i32p, _i32p],
-            "tabula_rescale_s32_s8": [_i32p, i32, i32, i32, i32, _i32p, _i32p, i32, _i8p],
-            "tabula_rescale_s8_s8": [_i8p, i32, i32, i32, i32, _i32p, _i32p, i32, _i8p],
-            "tabula_table_s8": [_i8p, i32, _i8p, _i8p],
-            "tabula_table_s16": [_i16p, i32, _i16p, _i32p],
-            "tabula_table16_s16": [_i16p, i32, i32, _i32p, C.POINTER(_i16p), C.POINTER(_i16p), _i16p],
-            "tabula_max_pool2d_s8": [win_p, _i8p, _i8p],
-            "tabula_transpose": [C.c_void_p, _i32p, _i32p, i32, i32, C.c_void_p],
-            "tabula_conv2d_s16": [win_p, i32, _i16p, _i8p, i32, _i64p, _i64p],
-            "tabula_fully_connected_s16": [i32, i32, i32, _i16p, _i8p, i32, _i64p, _i64p],
-            "tabula_max_pool2d_s16": [win_p, _i16p, _i16p],
-            "tabula_avg_pool2d_s8": [win_p, _i8p, i32, i32, _i8p],
-            "tabula_avg_pool2d_s16": [win_p, _i16p, i32, i32, _i16p],
-            "tabula_clamp_s8": [_i8p, i32, i32, i32, _i8p],
-            "tabula_clamp_s16": [_i16p, i32, i32, i32, _i16p],
-            "tabula_add_s32": [_i32p, _i32p, i32, _i32p],
-            "tabula_sub_s32": [_i32p, _i32p, i32, _i32p],
-            "tabula_mul_s32": [_i32p, _i32p, i32, i32, _i32p],
-            "tabula_concat": [C.POINTER(C.c_void_p), _i32p, i32, i32, C.c_void_p],
-            "tabula_slice": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p],
-            "tabula_pad": [C.c_void_p, _i32p, _i32p, _i32p, i32, i32, C.c_void_p, C.c_void_p],
-            "tabula_resize_nearest": [C.c_void_p, i32, i32, i32, i32, i32, i32, i32, C.c_void_p],
-        }
-        for a, b in (("s64", "s16"), ("s32", "s16"), ("s16", "s16"), ("s8", "s32"), ("s16", "s32"), ("s32", "s32")):
-            ip, op = ({v[1]: v[0] for v in _PTR.values()}[t] for t in (a, b))
-            sig[f"tabula_rescale_{a}_{b}"] = [ip, i32, i32, i32, i32, _i32p, _i32p, i32, op]
-        for name, args in sig.items():
-            fn = getattr(L, name)
-            fn.argtypes, fn.restype = args, C.c_int
+        self.lib = C.CDLL(str(path))
+        kernels.bind(self.lib)  # restype/argtypes of every kernel, from the manifest
 
     def _call(self, name: str, *args) -> None:
         status = getattr(self.lib, name)(*args)

@@ -6,12 +6,17 @@ Used from an SConstruct::
     elf = build_firmware(Environment(tools=[]), load_board("corstone300"),
                          ["build/corstone300/mlp/model.c"], "build/corstone300/mlp")
 
-Objects go to ``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs)
-never share an object file. Model sources may be paths or SCons nodes (e.g. codegen targets); the
-folder of each is on the include path (that is where model.h is found).
+The kernels come from their manifest (``firmware_templates/kernels/manifest.toml``, read by
+:mod:`tabula.kernels`): the public header ``tabula_kernels.h`` is generated into
+``<build_dir>/include/`` (an SCons target: rebuilt when the manifest or its generator changes) and
+the kernel sources are the manifest's build list.  Objects go to
+``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs) never share an
+object file. Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
+on the include path (that is where model.h is found).
 """
 from pathlib import Path
 
+from tabula import dtypes, kernels
 from tabula.boards import repo_root, shared_dir
 
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
@@ -19,8 +24,20 @@ TOOLPATH = [str(repo_root() / "toolchain")]
 
 
 def runtime_sources():
-    """main.c + protocol (runtime/*.c) and every kernel (runtime/kernels/**/*.c), sorted."""
-    return sorted(RUNTIME.glob("*.c")), sorted((RUNTIME / "kernels").rglob("*.c"))
+    """main.c + protocol (runtime/*.c), sorted, and every kernel source (the manifest's build list)."""
+    return sorted(RUNTIME.glob("*.c")), kernels.sources()
+
+
+def _write_kernels_header(target, source, env):
+    kernels.write_header(target[0].get_abspath())
+    return 0
+
+
+def kernels_header(env, build_dir):
+    """The SCons node of ``<build_dir>/include/tabula_kernels.h``, generated from the manifest."""
+    generator = [kernels.manifest_path(), Path(kernels.__file__), Path(dtypes.__file__)]
+    return env.Command(str(Path(str(build_dir)) / "include" / kernels.HEADER_NAME), [str(p) for p in generator],
+                       env.Action(_write_kernels_header, "generating $TARGET"))[0]
 
 
 def build_firmware(env, board, model_sources, build_dir):
@@ -36,13 +53,14 @@ def build_firmware(env, board, model_sources, build_dir):
     for node in model_nodes:
         if node.dir not in model_dirs:
             model_dirs.append(node.dir)
-    env.Prepend(CPPPATH=model_dirs + [str(RUNTIME)])
+    header = kernels_header(env, build_dir)
+    env.Prepend(CPPPATH=model_dirs + [header.dir, str(RUNTIME), str(kernels.kernels_dir())])
 
-    runtime, kernels = runtime_sources()
+    runtime, kernel_sources = runtime_sources()
     groups = {
         "board": list(board.sources),
         "runtime": runtime,
-        "kernels": kernels,
+        "kernels": kernel_sources,
         "model": [n for n in model_nodes if str(n).endswith(".c")],
     }
     objects = []

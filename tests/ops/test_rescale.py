@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tabula.dtypes import zero_point_range
 from tabula.qmath import quantize_multiplier
 from tabula.reference.ops import rescale
 
@@ -233,13 +234,12 @@ def test_variants_c_equals_reference_random(kernel_lib, rng, din, dout, per_chan
     n = c if per_channel else 1
     scale32 = din != "int64"
     lo, hi = _RANGE[din]
-    olo, ohi = _RANGE[dout]
     for _ in range(12):
         shape = (int(rng.integers(1, 4)), int(rng.integers(1, 5)), c)
         mag = 2 ** int(rng.integers(1, 48 if din == "int64" else np.iinfo(din).bits))
         x = rng.integers(max(-mag, lo), min(mag, hi), shape, endpoint=True).astype(din)
-        izp = int(rng.integers(lo, hi, endpoint=True)) if din in ("int8", "int16") else 0
-        ozp = int(rng.integers(max(olo, -(2**20)), min(ohi, 2**20), endpoint=True))
+        izp = int(rng.integers(*zero_point_range(din), endpoint=True))  # TOSA 1.0: non-zero only for int8
+        ozp = int(rng.integers(*zero_point_range(dout), endpoint=True))
         if scale32:
             m = rng.integers(0, 2**31 - 1, n, endpoint=True).tolist()
         else:
@@ -255,9 +255,8 @@ def test_variants_c_equals_reference_random(kernel_lib, rng, din, dout, per_chan
 def test_s64_s16_int48_extremes(kernel_lib, shift):
     x = np.array([I48_MIN, I48_MIN + 1, -(2**31) - 1, -1, 0, 1, 2**31, I48_MAX - 1, I48_MAX], dtype=np.int64)
     for m in (2**15 - 1, 2**14, 1, 0):
-        for ozp in (0, -32768, 32767):
-            got = _both_v(kernel_lib, x, _attrs_v(0, ozp, [m], [shift], "int16", False))
-            np.testing.assert_array_equal(got, _exact(x, 0, ozp, m, shift, "int16"))
+        got = _both_v(kernel_lib, x, _attrs_v(0, 0, [m], [shift], "int16", False))
+        np.testing.assert_array_equal(got, _exact(x, 0, 0, m, shift, "int16"))
     if shift == 62:  # (2^47 - 1)(2^15 - 1) / 2^62 = 1 - tiny -> 1;  -2^47 (2^15 - 1) / 2^62 -> -1
         got = _both_v(kernel_lib, x[[0, -1]], _attrs_v(0, 0, [2**15 - 1], [62], "int16", False))
         np.testing.assert_array_equal(got, [-1, 1])
@@ -280,9 +279,30 @@ def test_variants_saturate_and_round_ties(kernel_lib, din, dout):
     got = _both_v(kernel_lib, x, _attrs_v(0, 0, [m], [s], dout, scale32))
     np.testing.assert_array_equal(got, _exact(x, 0, 0, m, s, dout))
     assert got[0] == olo and got[-1] == ohi and got[3] == 0
-    zp_lo, zp_hi = max(olo, -(2**31)), min(ohi, 2**31 - 1)
-    assert _both_v(kernel_lib, x, _attrs_v(0, zp_hi, [m], [s], dout, scale32))[3] == ohi
-    assert _both_v(kernel_lib, x, _attrs_v(0, zp_lo, [m], [s], dout, scale32))[3] == olo
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout", VARIANTS + [("int8", "int8"), ("int32", "int8")], ids=lambda d: d)
+def test_zero_points_only_on_int8_sides(kernel_lib, din, dout):
+    """TOSA 1.0 (signed types): input_zp may be non-zero only for an int8 input, output_zp only for an
+    int8 output (then inside int8); the C refuses any other with TABULA_ERR_ARG."""
+    import kernel_lib as kl
+
+    x = np.array([-3, 0, 5], dtype=din)
+    m, s = (2**30, 31) if din != "int64" else (2**14, 15)
+
+    def run(izp, ozp):
+        return kernel_lib.rescale(x, input_zp=izp, output_zp=ozp, multiplier=[m], shift=[s], output_dtype=dout)
+
+    for side, dt in (("in", din), ("out", dout)):
+        bad = (-129, 128) if dt == "int8" else (-1, 1, -128, 127, 32767)
+        for zp in bad:
+            with pytest.raises(kl.KernelError) as e:
+                run(zp, 0) if side == "in" else run(0, zp)
+            assert e.value.status == kl.TABULA_ERR_ARG
+    izp = -128 if din == "int8" else 0
+    ozp = 127 if dout == "int8" else 0
+    np.testing.assert_array_equal(run(izp, ozp), _exact(x, izp, ozp, m, s, dout))
 
 
 @pytest.mark.host
@@ -334,12 +354,14 @@ def test_scale32_false_on_narrow_inputs_is_apply_scale_16():
 @pytest.mark.parametrize(
     "din, dout, izp, ozp, m, s",
     [
-        ("int64", "int16", 1, 0, 2**14, 20), ("int64", "int16", 0, 32768, 2**14, 20), ("int64", "int16", 0, 0, 2**15, 20),
+        ("int64", "int16", 1, 0, 2**14, 20), ("int64", "int16", 0, 1, 2**14, 20), ("int64", "int16", 0, 0, 2**15, 20),
         ("int64", "int16", 0, 0, 2**14, 1), ("int64", "int16", 0, 0, -1, 20),
         ("int32", "int16", 1, 0, 2**30, 31), ("int32", "int16", 0, -32769, 2**30, 31),
         ("int16", "int16", 32768, 0, 2**30, 31), ("int16", "int16", 0, 0, 2**30, 63),
-        ("int8", "int32", -129, 0, 2**30, 31), ("int8", "int32", 0, 0, -1, 31),
-        ("int16", "int32", -32769, 0, 2**30, 31), ("int16", "int32", 0, 0, 2**30, 1),
+        ("int16", "int16", 1, 0, 2**30, 31), ("int16", "int16", 0, -1, 2**30, 31),  # int16: no zero point
+        ("int8", "int32", -129, 0, 2**30, 31), ("int8", "int32", 0, 0, -1, 31), ("int8", "int32", 0, 5, 2**30, 31),
+        ("int16", "int32", -32769, 0, 2**30, 31), ("int16", "int32", 0, 0, 2**30, 1), ("int16", "int32", 7, 0, 2**30, 31),
+        ("int32", "int32", 0, 1, 2**30, 31), ("int32", "int32", 1, 0, 2**30, 31),
     ],
 )
 def test_variants_c_rejects(kernel_lib, din, dout, izp, ozp, m, s):

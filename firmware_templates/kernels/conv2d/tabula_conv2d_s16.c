@@ -1,0 +1,116 @@
+/*
+ * CONV2D int16 x int8 -> int48 held in int64_t (a16w8).  Contract: manifest.toml (conv2d); Python
+ * twin: tabula/reference/ops/conv2d.py.
+ *
+ * int16 activations are symmetric (no input zero point), so padded taps contribute 0 and are
+ * skipped.  Each term |x (w - weight_zp)| <= 32768 * 255 fits int32; the sum is taken modulo 2^64
+ * (unsigned, never undefined behaviour) and equals TOSA's int48 accumulator whenever the exact sum
+ * fits 48 bits, which the IR contract requires (it is not checked here).
+ *
+ * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV16_PATCH_MAX
+ * elements, each output pixel's receptive field is gathered once into a contiguous int16 patch (padded
+ * taps hold 0) and every output channel is one predicated VMLALDAVA dot product over it (64-bit
+ * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
+ * scalar path.
+ */
+#include <string.h>
+
+#include "tabula_internal.h"
+
+#if TABULA_HAVE_MVE
+#define TABULA_CONV16_PATCH_MAX 1024
+/* One output pixel: gather the int16 patch, then one predicated dot product per output channel. */
+static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int16_t *input, const int8_t *weight,
+                             const int64_t *bias, int32_t b, int32_t iy0, int32_t ix0, int16_t *patch,
+                             int64_t *out)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t len = kh * kw * c;
+    int32_t ky, kx, oc;
+    int16_t *dst = patch;
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * win->dilation_y;
+        for (kx = 0; kx < kw; ++kx) {
+            const int32_t ix = ix0 + kx * win->dilation_x;
+            if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                memset(dst, 0, (size_t)c * sizeof(int16_t));
+            } else {
+                memcpy(dst, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c * sizeof(int16_t));
+            }
+            dst += c;
+        }
+    }
+    for (oc = 0; oc < out_c; ++oc) {
+        const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
+        out[oc] = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
+    }
+}
+#endif
+
+tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
+                                const int16_t *input,
+                                const int8_t *weight, int32_t weight_zp,
+                                const int64_t *bias, int64_t *output)
+{
+    int32_t b, oy, ox, oc, ky, kx, i;
+    int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    if (win == 0) {
+        return TABULA_ERR_ARG;
+    }
+    n = win->n; h = win->h; w = win->w; c = win->c;
+    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
+    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
+    pt = win->pad_top; pl = win->pad_left;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
+        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
+        return TABULA_ERR_ARG;
+    }
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && kh * kw * c <= TABULA_CONV16_PATCH_MAX) {
+        int16_t patch[TABULA_CONV16_PATCH_MAX];
+        for (b = 0; b < n; ++b) {
+            for (oy = 0; oy < oh; ++oy) {
+                for (ox = 0; ox < ow; ++ox) {
+                    conv16_pixel_mve(win, out_c, input, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
+                                     output + ((b * oh + oy) * ow + ox) * out_c);
+                }
+            }
+        }
+        return TABULA_OK;
+    }
+#endif
+    for (b = 0; b < n; ++b) {
+        for (oy = 0; oy < oh; ++oy) {
+            const int32_t iy0 = oy * sy - pt;
+            for (ox = 0; ox < ow; ++ox) {
+                const int32_t ix0 = ox * sx - pl;
+                int64_t *out = output + ((b * oh + oy) * ow + ox) * out_c;
+                for (oc = 0; oc < out_c; ++oc) {
+                    const int8_t *wo = weight + oc * kh * kw * c;
+                    uint64_t acc = bias ? (uint64_t)bias[oc] : 0u;
+                    for (ky = 0; ky < kh; ++ky) {
+                        const int32_t iy = iy0 + ky * dy;
+                        if (iy < 0 || iy >= h) {
+                            continue;
+                        }
+                        for (kx = 0; kx < kw; ++kx) {
+                            const int32_t ix = ix0 + kx * dx;
+                            const int16_t *xp;
+                            const int8_t *wp;
+                            if (ix < 0 || ix >= w) {
+                                continue;
+                            }
+                            xp = input + ((b * h + iy) * w + ix) * c;
+                            wp = wo + (ky * kw + kx) * c;
+                            for (i = 0; i < c; ++i) {
+                                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+                            }
+                        }
+                    }
+                    out[oc] = tabula_u64_to_s64(acc);
+                }
+            }
+        }
+    }
+    return TABULA_OK;
+}

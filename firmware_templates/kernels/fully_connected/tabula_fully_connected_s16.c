@@ -1,0 +1,41 @@
+/*
+ * FULLY_CONNECTED int16 x int8 -> int48 held in int64_t (a16w8).  Contract: manifest.toml
+ * (fully_connected); Python twin: tabula/reference/ops/fully_connected.py.
+ *
+ * Each term fits int32; the sum is taken modulo 2^64 (unsigned, never undefined behaviour) and
+ * equals TOSA's int48 accumulator whenever the exact sum fits 48 bits, which the IR requires.
+ *
+ * Helium (MVE, Cortex-M55): with weight_zp == 0 each output is one predicated VMLALDAVA dot product
+ * (64-bit accumulator, modulo 2^64: the same bits as the scalar loop).  -DTABULA_PORTABLE_ONLY=1 forces
+ * the scalar path.
+ */
+#include "tabula_internal.h"
+
+tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
+                                         const int16_t *input,
+                                         const int8_t *weight, int32_t weight_zp,
+                                         const int64_t *bias, int64_t *output)
+{
+    int32_t b, o, i;
+    if (n < 1 || in_c < 1 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
+        return TABULA_ERR_ARG;
+    }
+    for (b = 0; b < n; ++b) {
+        const int16_t *xp = input + b * in_c;
+        for (o = 0; o < out_c; ++o) {
+            const int8_t *wp = weight + o * in_c;
+            uint64_t acc = bias ? (uint64_t)bias[o] : 0u;
+#if TABULA_HAVE_MVE
+            if (weight_zp == 0) {
+                output[b * out_c + o] = tabula_u64_to_s64(acc + (uint64_t)tabula_dot_s16_s8_mve(xp, wp, in_c));
+                continue;
+            }
+#endif
+            for (i = 0; i < in_c; ++i) {
+                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+            }
+            output[b * out_c + o] = tabula_u64_to_s64(acc);
+        }
+    }
+    return TABULA_OK;
+}

@@ -1,0 +1,48 @@
+/*
+ * FULLY_CONNECTED int8 x int8 -> int32.  Contract: manifest.toml (fully_connected); Python twin:
+ * tabula/reference/ops/fully_connected.py.
+ *
+ * Accumulation is modulo 2^32 (unsigned, never undefined behaviour); it equals TOSA's int32
+ * accumulator whenever the exact sum fits int32, which the IR contract requires.
+ * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
+ * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
+ * the scalar loop).
+ */
+#include "tabula_internal.h"
+
+tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
+                                        const int8_t *input, int32_t input_zp,
+                                        const int8_t *weight, int32_t weight_zp,
+                                        const int32_t *bias, int32_t *output)
+{
+    int32_t b, o, i;
+    if (n < 1 || in_c < 1 || out_c < 1 || input_zp < -128 || input_zp > 127
+        || weight_zp < -128 || weight_zp > 127) {
+        return TABULA_ERR_ARG;
+    }
+    for (b = 0; b < n; ++b) {
+        const int8_t *xp = input + b * in_c;
+        for (o = 0; o < out_c; ++o) {
+            const int8_t *wp = weight + o * in_c;
+            uint32_t acc = bias ? (uint32_t)bias[o] : 0u;
+            if (weight_zp == 0) {
+                int32_t wsum = 0;
+#if TABULA_HAVE_MVE
+                acc += (uint32_t)tabula_dot_s8_mve(xp, wp, in_c, &wsum);
+#else
+                for (i = 0; i < in_c; ++i) {
+                    acc += (uint32_t)((int32_t)xp[i] * (int32_t)wp[i]);
+                    wsum += wp[i];
+                }
+#endif
+                acc -= (uint32_t)input_zp * (uint32_t)wsum;
+            } else {
+                for (i = 0; i < in_c; ++i) {
+                    acc += (uint32_t)(((int32_t)xp[i] - input_zp) * ((int32_t)wp[i] - weight_zp));
+                }
+            }
+            output[b * out_c + o] = tabula_u32_to_s32(acc);
+        }
+    }
+    return TABULA_OK;
+}

@@ -1,0 +1,92 @@
+/*
+ * One body for the pooling kernels tabula_max_pool2d_<t> and tabula_avg_pool2d_<t> (contracts:
+ * manifest.toml, pool): the window walk is shared, the reduction over one window is the op's.
+ * The variant file pool/tabula_<op>_<t>.c defines, then includes this file:
+ *     TABULA_FN        the kernel's name
+ *     TABULA_T         the element type (int8_t, int16_t): the zero points and the range follow from it
+ *     TABULA_POOL_AVG  1 for AVG_POOL2D, 0 for MAX_POOL2D
+ *
+ * Each output pixel's window is clipped to the input once: kernel rows [ky0, ky1) and columns
+ * [kx0, kx1) are its real taps, padded taps lie outside them (tabula_pool_window_ok puts at least one
+ * real tap in every window).
+ *   MAX: the max over the real taps (padding never wins: it acts as the type's minimum).
+ *   AVG: acc = sum over the real taps of (x - input_zp), taken modulo 2^32 (unsigned, never undefined
+ *        behaviour; it equals TOSA's int32 accumulator whenever the exact sum fits int32, which the IR
+ *        requires: 2^23 int8 or 2^15 int16 taps always fit); count = the number of real taps;
+ *        out = clamp(apply_scale_32(acc, reciprocal_scale(count)) + output_zp).
+ */
+#if !defined(TABULA_FN) || !defined(TABULA_T) || !defined(TABULA_POOL_AVG)
+#error "define TABULA_FN, TABULA_T and TABULA_POOL_AVG before including tabula_pool2d_impl.h"
+#endif
+
+#include "tabula_internal.h"
+
+#if TABULA_POOL_AVG
+/* AVG_POOL2D takes zero points (non-zero only for int8) and at most 2^30 taps per window (so
+ * reciprocal_scale's multiplier stays below 2^31); MAX_POOL2D takes neither. */
+#define TABULA_POOL_ZP_PARAMS int32_t input_zp, int32_t output_zp,
+#define TABULA_POOL_ARGS_OK(win)                                                                           \
+    ((int64_t)(win)->kernel_h * (win)->kernel_w <= (INT64_C(1) << 30)                                      \
+     && input_zp >= TABULA_ZP_MIN(TABULA_T) && input_zp <= TABULA_ZP_MAX(TABULA_T)                         \
+     && output_zp >= TABULA_ZP_MIN(TABULA_T) && output_zp <= TABULA_ZP_MAX(TABULA_T))
+#else
+#define TABULA_POOL_ZP_PARAMS
+#define TABULA_POOL_ARGS_OK(win) 1
+#endif
+
+tabula_status TABULA_FN(const tabula_window *win, const TABULA_T *input, TABULA_POOL_ZP_PARAMS TABULA_T *output)
+{
+    int32_t b, oy, ox, ky, kx, i;
+    int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, pt, pl;
+    if (!tabula_pool_window_ok(win) || !TABULA_POOL_ARGS_OK(win)) {
+        return TABULA_ERR_ARG;
+    }
+    n = win->n; h = win->h; w = win->w; c = win->c;
+    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
+    sy = win->stride_y; sx = win->stride_x; pt = win->pad_top; pl = win->pad_left;
+    for (b = 0; b < n; ++b) {
+        for (oy = 0; oy < oh; ++oy) {
+            const int32_t iy0 = oy * sy - pt;
+            const int32_t ky0 = iy0 < 0 ? -iy0 : 0;
+            const int32_t ky1 = (h - iy0) < kh ? (h - iy0) : kh;
+            for (ox = 0; ox < ow; ++ox) {
+                const int32_t ix0 = ox * sx - pl;
+                const int32_t kx0 = ix0 < 0 ? -ix0 : 0;
+                const int32_t kx1 = (w - ix0) < kw ? (w - ix0) : kw;
+                TABULA_T *out = output + ((b * oh + oy) * ow + ox) * c;
+#if TABULA_POOL_AVG
+                const int32_t count = (ky1 - ky0) * (kx1 - kx0);
+                const int32_t base = ((b * h + iy0) * w + ix0) * c; /* may be < 0: an offset, never a pointer */
+                int32_t m, s;
+                tabula_reciprocal_scale(count, &m, &s);
+                for (i = 0; i < c; ++i) {
+                    uint32_t acc = 0u;
+                    int64_t v;
+                    for (ky = ky0; ky < ky1; ++ky) {
+                        for (kx = kx0; kx < kx1; ++kx) {
+                            const int32_t x = input[base + (ky * w + kx) * c + i];
+                            acc += (uint32_t)x;
+                        }
+                    }
+                    acc -= (uint32_t)count * (uint32_t)input_zp;
+                    v = tabula_apply_scale_32(tabula_u32_to_s32(acc), m, s) + output_zp;
+                    out[i] = (TABULA_T)tabula_clamp64(v, TABULA_MIN(TABULA_T), TABULA_MAX(TABULA_T));
+                }
+#else
+                for (i = 0; i < c; ++i) {
+                    out[i] = (TABULA_T)TABULA_MIN(TABULA_T);
+                }
+                for (ky = ky0; ky < ky1; ++ky) {
+                    for (kx = kx0; kx < kx1; ++kx) {
+                        const TABULA_T *xp = input + ((b * h + iy0 + ky) * w + ix0 + kx) * c;
+                        for (i = 0; i < c; ++i) {
+                            out[i] = xp[i] > out[i] ? xp[i] : out[i];
+                        }
+                    }
+                }
+#endif
+            }
+        }
+    }
+    return TABULA_OK;
+}
