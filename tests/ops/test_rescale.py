@@ -369,10 +369,7 @@ def test_variants_c_rejects(kernel_lib, din, dout, izp, ozp, m, s):
 
     x = np.zeros(8, dtype=din)
     out = np.full(8, 99, dtype=dout)
-    ms, ss = np.full(8, m, np.int32) if -(2**31) <= m < 2**31 else None, np.full(8, s, np.int32)
-    ozp = ozp if -(2**31) <= ozp < 2**31 else 0  # an out-of-int32 zero point cannot even be passed
-    if ms is None:
-        pytest.skip("not representable")
+    ms, ss = np.full(8, m, np.int32), np.full(8, s, np.int32)
     fn = getattr(kernel_lib.lib, f"tabula_rescale_{kl._PTR[x.dtype][1]}_{kl._PTR[out.dtype][1]}")
     status = fn(x.ctypes.data_as(kl._PTR[x.dtype][0]), 8, 1, izp, ozp, ms.ctypes.data_as(kl._i32p),
                 ss.ctypes.data_as(kl._i32p), 0, out.ctypes.data_as(kl._PTR[out.dtype][0]))
