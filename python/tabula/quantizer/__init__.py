@@ -1,4 +1,4 @@
-"""Quantize a model with torchao's PT2E flow and tabula's rules (see :mod:`.rules`)."""
+"""Quantize a model with torchao's PT2E flow under tabula's rules (:mod:`tabula.rules`): capture, annotate, calibrate, convert."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
