@@ -303,7 +303,7 @@ class KernelLib:
         return out
 
 
-    # --- reductions, TILE, INTDIV ----------------------------------------------------------------
+    # --- reductions, TILE, INTDIV, the fused softmax ----------------------------------------------
     @staticmethod
     def _around(shape, axis: int) -> tuple[int, int, int]:
         shape = [int(d) for d in shape]
@@ -338,3 +338,22 @@ class KernelLib:
 
     def intdiv(self, a, b) -> np.ndarray:
         return self._binary("tabula_intdiv_s32", a, b)
+
+    def softmax(self, x, axis: int, exp_hi, exp_lo, split_bits: int, exp_shift: int, scales, output_zp: int) -> np.ndarray:
+        """The fused ``tabula_softmax_s8`` / ``_s16`` (by ``x``'s dtype) along ``axis``; ``exp_lo`` None
+        for one level."""
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        outer, n, inner = self._around(x.shape, axis)
+        hi = _c(exp_hi, np.int32)
+        lo = None if exp_lo is None else _c(exp_lo, np.int32)
+        sc = _c(scales, np.int32)
+        out = _out(x.shape, x.dtype)
+        self._call(f"tabula_softmax_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(hi, _i32p), _ptr(lo, _i32p), split_bits,
+                   exp_shift, _ptr(sc, _i32p), output_zp, _ptr(out, typ))
+        return out
+
+    def softmax_plan(self, x, plan, axis: int = -1) -> np.ndarray:
+        """The fused softmax with the constants of a ``qmath.SoftmaxPlan``."""
+        return self.softmax(x, axis, plan.exp_hi, plan.exp_lo, plan.split_bits, plan.exp_shift,
+                            [plan.q_mult, plan.q_shift, *plan.d_scale, *plan.h_scale], plan.out_zero_point)
