@@ -352,8 +352,3 @@ class KernelLib:
         self._call(f"tabula_softmax_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(hi, _i32p), _ptr(lo, _i32p), split_bits,
                    exp_shift, _ptr(sc, _i32p), output_zp, _ptr(out, typ))
         return out
-
-    def softmax_plan(self, x, plan, axis: int = -1) -> np.ndarray:
-        """The fused softmax with the constants of a ``qmath.SoftmaxPlan``."""
-        return self.softmax(x, axis, plan.exp_hi, plan.exp_lo, plan.split_bits, plan.exp_shift,
-                            [plan.q_mult, plan.q_shift, *plan.d_scale, *plan.h_scale], plan.out_zero_point)

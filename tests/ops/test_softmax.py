@@ -86,6 +86,40 @@ def test_fused_c_equals_the_op_sequence_equals_the_plan(kernel_lib, rng, dtype):
     assert forms == ({False} if dtype == "int8" else {False, True})  # int16: both forms met (large scales: one level)
 
 
+@pytest.mark.host
+@pytest.mark.parametrize("dtype,scale", [("int8", 0.05), ("int16", 1e-3), ("int16", 0.5)])
+def test_every_axis_of_3d_and_4d_tensors(kernel_lib, rng, dtype, scale):
+    """Rows strided in memory (an NHWC axis other than the last: the kernel's ``inner`` > 1)."""
+    lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+    for shape in [(2, 3, 5, 7), (1, 4, 4, 10), (3, 4, 12)]:
+        x = rng.integers(lo, hi, shape, endpoint=True).astype(dtype)
+        x[0, 0] = hi  # a few equal maxima along every axis
+        for axis in range(len(shape)):
+            g, plan = _graph(dtype, scale, shape, axis)
+            (seq,) = run_graph(g, [x])
+            np.testing.assert_array_equal(seq, softmax_apply(plan, x, axis), err_msg=f"{shape} axis {axis}")
+            np.testing.assert_array_equal(_fused_c(kernel_lib, g, x), seq, err_msg=f"{shape} axis {axis}")
+
+
+@pytest.mark.host
+def test_c_refuses_bad_arguments(kernel_lib):
+    import kernel_lib as kl
+
+    plan = _plan("int8", 0.05, 10)
+    x = np.zeros((2, 10), np.int8)
+    scales = [plan.q_mult, plan.q_shift, *plan.d_scale, *plan.h_scale]
+    good = dict(exp_hi=plan.exp_hi, exp_lo=None, split_bits=0, exp_shift=0, scales=scales, output_zp=-128)
+    np.testing.assert_array_equal(kernel_lib.softmax(x, 1, **good), softmax_apply(plan, x))
+    bad = [dict(split_bits=9), dict(exp_shift=63), dict(output_zp=128), dict(scales=[scales[0], 0, *scales[2:]]),
+           dict(scales=[*scales[:3], 1, *scales[4:]]), dict(scales=[*scales[:5], 63]),
+           dict(exp_hi=np.full(257, 2**30))]  # a row of 10 such exps leaves int32
+    for b in bad:
+        with pytest.raises(kl.KernelError):
+            kernel_lib.softmax(x, 1, **{**good, **b})
+    with pytest.raises(kl.KernelError):  # int16 outputs have no zero point
+        kernel_lib.softmax(x.astype(np.int16), 1, **{**good, "output_zp": -128})
+
+
 def test_codegen_tables_are_the_plans_knots():
     for dtype, scale in (("int8", 0.05), ("int16", 1e-3), ("int16", 0.5)):
         g, plan = _graph(dtype, scale, (3, 12), 1)
