@@ -96,12 +96,31 @@ def _is_scale(op: Op, multiplier: int, shift: int, input_zp: int | None = 0, out
             and (output_zp is None or int(a.get("output_zp", 0)) == output_zp) and bool(a.get("scale32", True)))
 
 
+#: The op of each role of a softmax sequence (``attrs["softmax"]["roles"]``, one per op, in order).
+_SOFTMAX_ROLES = {
+    "x32": "RESCALE", "max": "REDUCE_MAX", "max_tiled": "TILE", "d": "SUB",
+    "idx": "RESCALE",  # one level
+    "a": "RESCALE", "a_up": "RESCALE", "b": "SUB", "idx_a": "RESCALE", "idx_b": "RESCALE",  # two levels
+    "a_hi": "TABLE", "a_lo": "TABLE", "a_lo_down": "RESCALE", "exp_a": "ADD",
+    "b_hi": "TABLE", "b_lo": "TABLE", "b_lo_down": "RESCALE", "exp_b": "ADD", "e": ("ADD", "MUL"),
+    "sum": "REDUCE_SUM", "den": "RESCALE", "half": "RESCALE", "den_tiled": "TILE", "half_tiled": "TILE",
+    "q_tiled": "TILE", "n": "MUL", "num": "ADD", "quot": "INTDIV", "y": "RESCALE",
+}
+_SOFTMAX_ONE_LEVEL = ["x32", "max", "max_tiled", "d", "idx", "a_hi", "a_lo", "a_lo_down", "e", "sum", "den", "half",
+                      "den_tiled", "half_tiled", "q_tiled", "n", "num", "quot", "y"]
+_SOFTMAX_TWO_LEVEL = (_SOFTMAX_ONE_LEVEL[:4] + ["a", "a_up", "b", "idx_a", "idx_b", "a_hi", "a_lo", "a_lo_down", "exp_a",
+                                                "b_hi", "b_lo", "b_lo_down", "exp_b"] + _SOFTMAX_ONE_LEVEL[8:])
+
+
 def _softmax_op(g: Graph, ops: dict[str, Op], meta: dict) -> tuple[Op, dict[str, tuple]] | None:
     """The fused SOFTMAX op of one softmax sequence (ops by role), its exp tables evaluated through the
     sequence's own TABLE / RESCALE / ADD ops (the reference), or None when an op is not what the kernel
     computes (the sequence then runs op by op)."""
     from ..reference.ops import add, rescale, table
 
+    if list(ops) not in (_SOFTMAX_ONE_LEVEL, _SOFTMAX_TWO_LEVEL) or any(
+            o.op not in ((want,) if isinstance(want, str) else want) for o, want in ((ops[r], _SOFTMAX_ROLES[r]) for r in ops)):
+        return None
     up = (1 << 30, 30 - 7)  # x 2^7: the exact-knot TABLE index
     if not (_is_scale(ops["x32"], 1 << 30, 30, input_zp=None) and _is_scale(ops["y"], 1 << 30, 30, output_zp=None)
             and _is_scale(ops["a_lo_down"], 1 << 30, 37)):

@@ -36,14 +36,6 @@ from ._common import device_axis
 
 ATEN = ["aten.softmax", "aten._softmax"]
 
-#: Op roles of the sequence, in emission order (the fusion reads the ops by these names).
-ROLES_PREFIX = ["x32", "max", "max_tiled", "d"]
-ROLES_ONE_LEVEL = ["idx", "a_hi", "a_lo", "a_lo_down", "e"]
-ROLES_TWO_LEVEL = ["a", "a_up", "b", "idx_a", "idx_b", "a_hi", "a_lo", "a_lo_down", "exp_a",
-                   "b_hi", "b_lo", "b_lo_down", "exp_b", "e"]
-ROLES_SUFFIX = ["sum", "den", "half", "den_tiled", "half_tiled", "q_tiled", "n", "num", "quot", "y"]
-
-
 def lower(ctx, node) -> None:
     src = node_source(node)
     name = rules.canonical_op(node.target)
