@@ -254,6 +254,8 @@ def test_bad_scales_are_refused():
             build_softmax_plan(bad, "int8", 10, 1 / 256, -128)
     with pytest.raises(QuantizationError, match="int8 or int16"):
         build_softmax_plan(0.1, "int32", 10, 1 / 256, -128)
+    with pytest.raises(QuantizationError, match="finer than 2"):
+        build_softmax_plan(0.1, "int16", 10, 2.0**-30, 0)
 
 
 # ---- the lowering: PyTorch dims, layouts, the up-front limit --------------------------------------

@@ -220,6 +220,9 @@ def build_softmax_plan(in_scale: float, dtype: str, row_len: int, out_scale: flo
             raise QuantizationError(f"softmax {name} {v!r} is not a positive finite number")
     if row_len < 1:
         raise QuantizationError(f"softmax over an empty axis ({row_len} elements)")
+    if out_scale < 2.0**-28:
+        raise QuantizationError(f"softmax output scale {out_scale!r} is finer than 2^-28: its quotient would leave the "
+                                "final RESCALE's range; use the fixed softmax grid (tabula.rules.SOFTMAX_GRID)")
     try:
         if row_len > SOFTMAX_MAX_ROW[dtype]:
             raise _TooLong()
@@ -239,7 +242,9 @@ def softmax_too_long(dtype: str, row_len: int, bound: float | None = None) -> st
 def _plan(s: float, dtype: str, c: int, out_scale: float, out_zp: int) -> SoftmaxPlan:
     q_real = 1.0 / out_scale
     a_knots, b_knots, k = _exp_tables(s, dtype, c)
-    plan = SoftmaxPlan(dtype, c, s, out_scale, out_zp, a_knots, b_knots, k, 0, 0, 2, (0, 2), (0, 2), 0, 0.0)
+    plan = SoftmaxPlan(dtype=dtype, row_len=c, in_scale=s, out_scale=out_scale, out_zero_point=out_zp, exp_hi=a_knots,
+                       exp_lo=b_knots, split_bits=k, exp_shift=0, q_mult=0, q_shift=2, d_scale=(0, 2), h_scale=(0, 2),
+                       e_max=0, error_bound_lsb=0.0)
     d_all = np.arange(-_SPAN[dtype], 1, dtype=np.int64)
     if b_knots is not None:  # the MUL shift that keeps C * e_max in int32
         top = int(a_knots.max()) * int(b_knots.max())
@@ -261,7 +266,7 @@ def _plan(s: float, dtype: str, c: int, out_scale: float, out_zp: int) -> Softma
         h_max = int(apply_scale_32_round_half_up(s_max, *h_scale))
         d_min = int(apply_scale_32_round_half_up(e0, *d_scale))
         if (n_max + h_max <= _I32_MAX and s_max < (1 << (d_scale[1] - 1)) and h_scale == (d_scale[0], d_scale[1] + 1)
-                and d_min >= 1 and 1 <= q_shift <= 62):
+                and d_min >= 1 and 1 <= q_shift <= 62 and (n_max + h_max) // d_min < (1 << 29)):  # y: RESCALE's REQUIRE
             break
         lam *= 1 + 2.0**-12
     else:
