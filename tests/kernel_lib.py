@@ -302,3 +302,53 @@ class KernelLib:
                    out.ctypes.data)
         return out
 
+
+    # --- reductions, TILE, INTDIV, the fused softmax ----------------------------------------------
+    @staticmethod
+    def _around(shape, axis: int) -> tuple[int, int, int]:
+        shape = [int(d) for d in shape]
+        axis %= len(shape)
+        return int(np.prod(shape[:axis], dtype=np.int64)), shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+
+    def _reduce(self, op: str, x, axis: int) -> np.ndarray:
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        outer, n, inner = self._around(x.shape, axis)
+        shape = list(x.shape)
+        shape[axis] = 1
+        out = _out(tuple(shape), x.dtype)
+        self._call(f"tabula_{op}_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(out, typ))
+        return out
+
+    def reduce_max(self, x, axis: int) -> np.ndarray:
+        """int8 / int16 / int32 ``x`` (tabula_reduce_max_s8 / _s16 / _s32), keeping the reduced dim as 1."""
+        return self._reduce("reduce_max", x, axis)
+
+    def reduce_sum(self, x, axis: int) -> np.ndarray:
+        """int32 ``x`` (tabula_reduce_sum_s32), keeping the reduced dim as 1."""
+        return self._reduce("reduce_sum", _c(x, np.int32), axis)
+
+    def tile(self, x, multiples) -> np.ndarray:
+        """``tabula_tile`` of any dtype, rank 1..6."""
+        x = np.asarray(x, order="C")
+        shape, m = _c(x.shape, np.int32), _c(multiples, np.int32)
+        out = _out(tuple(d * k for d, k in zip(x.shape, multiples)), x.dtype)
+        self._call("tabula_tile", x.ctypes.data, _ptr(shape, _i32p), _ptr(m, _i32p), x.ndim, x.itemsize, out.ctypes.data)
+        return out
+
+    def intdiv(self, a, b) -> np.ndarray:
+        return self._binary("tabula_intdiv_s32", a, b)
+
+    def softmax(self, x, axis: int, exp_hi, exp_lo, split_bits: int, exp_shift: int, scales, output_zp: int) -> np.ndarray:
+        """The fused ``tabula_softmax_s8`` / ``_s16`` (by ``x``'s dtype) along ``axis``; ``exp_lo`` None
+        for one level."""
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        outer, n, inner = self._around(x.shape, axis)
+        hi = _c(exp_hi, np.int32)
+        lo = None if exp_lo is None else _c(exp_lo, np.int32)
+        sc = _c(scales, np.int32)
+        out = _out(x.shape, x.dtype)
+        self._call(f"tabula_softmax_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(hi, _i32p), _ptr(lo, _i32p), split_bits,
+                   exp_shift, _ptr(sc, _i32p), output_zp, _ptr(out, typ))
+        return out

@@ -16,6 +16,9 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  rounding; the shared observer sees every input, so the grid covers them all.)
 ``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
                  as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
+``FIXED_OUTPUT`` softmax: input calibrated (own); output on a grid fixed by the op's range, [0, 1]
+                 (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
+                 values softmax never produces.
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
@@ -34,7 +37,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops"]
+           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT"]
 
 
 class OpClass(Enum):
@@ -45,6 +48,7 @@ class OpClass(Enum):
     SHARED = "shared"
     JOINING = "joining"
     ARITHMETIC = "arithmetic"
+    FIXED_OUTPUT = "fixed output"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -153,6 +157,33 @@ JOINING: dict[str, int] = {
 #: Arithmetic ops of two activations.
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
 
+
+@dataclass(frozen=True)
+class FixedGrid:
+    """An output grid fixed by the op: ``real = (q - zero_point) * scale`` on codes [qmin, qmax]."""
+
+    scale: float
+    zero_point: int
+    qmin: int
+    qmax: int
+
+
+#: Softmax's output grid, [0, 1], per scheme activation dtype.  int8: scale 1/256, zero point -128
+#: (TFLite's): codes -128..127 hold 0..255/256, so p = 1 saturates to 255/256 (half an LSB off).
+#: int16: symmetric (zero point 0, as every int16 tensor), scale 1/32767: codes 0..32767 hold exactly
+#: [0, 1] -- p = 1 is code 32767, as a symmetric int16 observer over [0, 1] gives it on PT2E's range
+#: [-32767, 32767]; TFLite's 1/32768 would saturate p = 1 at 32767/32768.
+SOFTMAX_GRID: dict[str, FixedGrid] = {
+    "int8": FixedGrid(1.0 / 256.0, -128, -128, 127),
+    "int16": FixedGrid(1.0 / 32767.0, 0, -32767, 32767),
+}
+
+#: Ops whose output grid is fixed by their range, input calibrated: packet name -> {IR dtype: grid}.
+FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
+    "aten.softmax": SOFTMAX_GRID,  # softmax.int (self, dim, dtype=None)
+    "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
+}
+
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
 
@@ -167,6 +198,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.SHARED for n in SHARED},
     **{n: OpClass.JOINING for n in JOINING},
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
+    **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
 }
 
 

@@ -99,7 +99,7 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     from .annotator import TabulaQuantizer, check_supported
 
     gm = capture(model, example_inputs)
-    check_supported(gm)
+    check_supported(gm, scheme)
     for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
         if p.is_floating_point() and not torch.isfinite(p).all():
             raise ValueError(f"weight {name!r} contains NaN or Inf; fix the model before quantizing")

@@ -74,9 +74,10 @@ def supported() -> list[str]:
     return supported_ops()
 
 
-def check_supported(gm: GraphModule) -> None:
+def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
-    (with its source line) -- called before any calibration runs."""
+    (with its source line), and every softmax over a longer axis than ``scheme`` takes (any scheme's
+    limit when None) -- called before any calibration runs."""
     ok = set(supported())
     bad = []
     for n in gm.graph.nodes:
@@ -96,8 +97,27 @@ def check_supported(gm: GraphModule) -> None:
                 shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
                 if None not in shapes and shapes[0] != shapes[1]:
                     bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
+    bad += _softmax_rows_too_long(gm, scheme)
     if bad:
         raise UnsupportedOpError(bad, supported())
+
+
+def _softmax_rows_too_long(gm: GraphModule, scheme: str | None) -> list[tuple[str, str]]:
+    """``(what, source)`` of each softmax whose axis is longer than the integer softmax takes
+    (:data:`tabula.qmath.softmax.SOFTMAX_MAX_ROW`): known from the shapes, so refused up front."""
+    from ..qmath.softmax import SOFTMAX_MAX_ROW, softmax_too_long
+
+    dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else min(SOFTMAX_MAX_ROW, key=SOFTMAX_MAX_ROW.get)
+    bad = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or rules.op_class(n.target) is not rules.OpClass.FIXED_OUTPUT:
+            continue
+        x = n.args[0] if n.args else None
+        val = x.meta.get("val") if isinstance(x, Node) else None
+        dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", -1)
+        if val is not None and isinstance(dim, int) and val.dim() and val.shape[dim] > SOFTMAX_MAX_ROW[dtype]:
+            bad.append((f"{rules.canonical_op(n.target)}: {softmax_too_long(dtype, int(val.shape[dim]))}", node_source(n)))
+    return bad
 
 
 # -- observers ------------------------------------------------------------------------------------
@@ -167,6 +187,15 @@ def _bias_qspec(node: Node, x: Node, w: Node) -> DerivedQuantizationSpec:
         quant_max=2**31 - 1,
         qscheme=torch.per_channel_symmetric,
         ch_axis=0,
+    )
+
+
+def _fixed_qspec(s: Scheme, grid: rules.FixedGrid) -> FixedQParamsQuantizationSpec:
+    """The output qspec of a fixed-grid op (``rules.FIXED_OUTPUT``): the grid's scale, zero point and
+    code range, in the scheme's dtype (no observer)."""
+    return FixedQParamsQuantizationSpec(
+        dtype=s.dtype, scale=grid.scale, zero_point=grid.zero_point, quant_min=grid.qmin, quant_max=grid.qmax,
+        qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
     )
 
 
@@ -244,7 +273,7 @@ class TabulaQuantizer(Quantizer):
         )
 
     def annotate(self, model: GraphModule) -> GraphModule:
-        check_supported(model)
+        check_supported(model, self.scheme.name)
         s = self.scheme
         for node in model.graph.nodes:
             if node.op != "call_function":
@@ -279,6 +308,9 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.ARITHMETIC:
                 qmap = {a: _act_qspec(s) for a in node.args[:2] if isinstance(a, Node)}
                 ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+            elif cls is rules.OpClass.FIXED_OUTPUT:
+                ann = QuantizationAnnotation({node.args[0]: _act_qspec(s)}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
+                                             _annotated=True)
             else:
                 continue
             node.meta[_ANN] = ann
