@@ -113,15 +113,17 @@ def _refuse(mm: MemoryMap, model: str, region: str, what: str, need: int, budget
     )
 
 
-def _what_is_left(largest: list[str], count: int, noun: str, nbytes: int, faster: str) -> str:
+def _what_is_left(largest: str, count: int, noun: str, nbytes: int, faster: list[str]) -> str:
     """E.g. "2 constant arrays that itcm, dtcm had no room for, the largest fc_weight of 1048576 bytes"."""
-    where = f" that {faster}" if faster else ""
+    where = f" that {', '.join(faster)} had no room for" if faster else ""
     if count == 1:
-        return f"{noun} {largest[0]} of {nbytes} bytes{where}"
-    return f"{count} {noun}s{where}, the largest {largest[0]} of {nbytes} bytes"
+        return f"{noun} {largest} of {nbytes} bytes{where}"
+    return f"{count} {noun}s{where}, the largest {largest} of {nbytes} bytes"
 
 
 def _split_arena(g: Graph, mm: MemoryMap, free: dict[str, int], model: str):
+    """[(region, tensors, plan)] for every region that may hold arena, fastest first (see the module
+    docstring); ``free`` loses what each part takes.  StageError when the last region overflows."""
     regions = mm.candidates("arena")
     if not regions:
         raise StageError(f"boards/{mm.board}/board.toml [memory]: no region holds arena")
@@ -133,11 +135,10 @@ def _split_arena(g: Graph, mm: MemoryMap, free: dict[str, int], model: str):
         while plans[i].size > free[r.name]:
             if i + 1 == len(regions):
                 biggest = max(members[i], key=lambda n: (sizes[n], n))
-                return None, _refuse(
-                    mm, model, r.name, "arena", plans[i].size, free[r.name],
-                    _what_is_left([f"{n} {list(g.tensors[n].shape)} {g.tensors[n].dtype}" for n in [biggest]],
-                                  len(members[i]), "activation", sizes[biggest],
-                                  f"{', '.join(q.name for q in regions[:-1])} had no room for" if i else ""))
+                t = g.tensors[biggest]
+                raise _refuse(mm, model, r.name, "arena", plans[i].size, free[r.name],
+                              _what_is_left(f"{biggest} {list(t.shape)} {t.dtype}", len(members[i]), "activation",
+                                            sizes[biggest], [q.name for q in regions[:-1]]))
             top = max(members[i], key=lambda n: (plans[i].offsets[n] + sizes[n], n))
             t0, t1 = live[top]
             together = [n for n in members[i] if not (live[n][1] < t0 or t1 < live[n][0])]
@@ -147,7 +148,7 @@ def _split_arena(g: Graph, mm: MemoryMap, free: dict[str, int], model: str):
             plans[i] = plan_arena(g, members[i])
             plans[i + 1] = plan_arena(g, members[i + 1])
         free[r.name] -= plans[i].size
-    return [(r, m, p) for r, m, p in zip(regions, members, plans)], None
+    return list(zip(regions, members, plans))
 
 
 def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None, model: str = "the model") -> Placement:
@@ -172,11 +173,8 @@ def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None
                              f"than what the runtime keeps there ({reserved[r.name]} bytes)")
     budget = dict(free)
 
-    split, error = _split_arena(g, mm, free, model)
-    if error is not None:
-        raise error
     parts, tensor_part = [], {}
-    for r, members, plan in split:
+    for r, members, plan in _split_arena(g, mm, free, model):
         if not members and parts:
             continue
         default = r is mm.default_region("arena")
@@ -203,8 +201,7 @@ def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None
         biggest = max(overflow, key=lambda k: (const_bytes[k], k))
         faster = [r.name for r in candidates[:-1]]
         raise _refuse(mm, model, last.name, "constants", need, budget[last.name],
-                      _what_is_left([biggest], len(overflow), "constant array", const_bytes[biggest],
-                                    f"{', '.join(faster)} had no room for" if faster else ""))
+                      _what_is_left(biggest, len(overflow), "constant array", const_bytes[biggest], faster))
     const_region = {k: const_region[k] for k in const_bytes}  # codegen's order
     const_section = {k: (None if r == mm.default_region("const").name else mm.region(r).section("const"))
                      for k, r in const_region.items()}
