@@ -210,6 +210,8 @@ def test_1_mb_of_weights_spread_over_itcm_dtcm_and_sram_runs_bit_exact_on_corsto
     assert 256 * 1024 < mem["itcm"]["constants"] < 300 * 1024  # with the biases, multipliers and shifts
     for m in mem.values():
         assert m["constants"] + m["arena"] <= m["budget"] and (m["used"] or 0) <= m["length"]
+    code = mem["itcm"]["used"] - mem["itcm"]["constants"]  # vectors, .text, runtime .rodata
+    assert code < load_board("corstone300").memory.code_bytes // 2  # the estimate codegen keeps for code holds
     assert "memory sram" in p.stdout and "memory dtcm" in p.stdout  # the report says which region holds what
     c = (out / "src" / "model.c").read_text()
     assert c.count('section(".tabula_sram_rodata")') == c.count('section(".tabula_dtcm_rodata")') == 1
