@@ -61,6 +61,15 @@ def print_table(results: dict) -> None:
     for k in keys:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
+    for r in results.get("memory") or []:
+        name = r["region"]
+        what = [f"{r['n_constants']} constants {r['constants']} B" if r.get("constants") else "",
+                f"arena {r['arena']} B" if r.get("arena") else ""]
+        what = ", ".join(w for w in what if w)
+        if r.get("used") is not None and r["used"]:
+            print(f"  {'memory ' + name:<{width}}  {r['used']} of {r['length']} B" + (f" ({what})" if what else ""))
+        elif what:
+            print(f"  {'memory ' + name:<{width}}  {what}")
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
