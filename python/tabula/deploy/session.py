@@ -390,13 +390,14 @@ class _Session:
 
 
 def _asked(causes: Counter) -> str:
-    """" (asked again 3 times: 1 NACK, 2 silences)", or "" without retries."""
+    """' (asked again 3 times: 1 NACK, 2 silences)', or '' without retries."""
     if not causes:
         return ""
     names = {"nack": ("NACK", "NACKs"), "damaged": ("damaged frame", "damaged frames"),
              "silence": ("silence", "silences")}
     parts = ", ".join(f"{n} {names[c][n != 1]}" for c, n in sorted(causes.items()) if n)
-    return f" (asked again {sum(causes.values())} times: {parts})"
+    n = sum(causes.values())
+    return f" (asked again {'once' if n == 1 else f'{n} times'}: {parts})"
 
 
 def run_session(link: Link, inputs: list[bytes], *, timeout_s: float,
