@@ -62,8 +62,8 @@ MAX_RETRIES = 32
 RETRY_FIRST_S = 3.0
 """Retransmission timeout before any round trip was measured (RFC 2988's initial RTO: the first
 inference on a loaded emulator can take a second or two)."""
-RETRY_MIN_S = 0.5
-"""The retransmission timeout never goes below this (seconds)."""
+RETRY_MIN_S = 1.0
+"""The retransmission timeout never goes below this (seconds; RFC 6298 rounds up to 1 s too)."""
 RETRY_MAX_S = 4.0
 """Nor above this: a device slower than that per inference gets a (harmless) RESEND every 4 s."""
 BACKOFF_BASE_S = 0.002
