@@ -62,12 +62,14 @@ class FakeDevice(threading.Thread):
 
     Link trouble, each applied the first time only: ``damage_output``/``lose_output``: seqs whose
     OUTPUT arrives with one flipped digit / never; ``lose_input``: seqs whose INPUT is not seen;
-    ``damage_hello``, ``damage_status``: the first HELLO / STATUS arrives damaged."""
+    ``damage_hello``, ``damage_status``: the first HELLO / STATUS arrives damaged; ``lose_eot``:
+    every EOT is lost and the device parks (a board: the link stays open)."""
 
     def __init__(self, read, write, close, *, noise=False, nack_first=0, silent_after=None,
                  close_after=None, exit_code=0, model_status=0, duplicate=False, hello=True,
                  input_sizes=IN_SIZES, version=2, damage_output=(), lose_output=(), lose_input=(),
-                 damage_hello=False, damage_status=False, nack_reason=NackReason.CRC_MISMATCH):
+                 damage_hello=False, damage_status=False, nack_reason=NackReason.CRC_MISMATCH,
+                 lose_eot=False):
         super().__init__(daemon=True)
         self._read, self._write, self._close = read, write, close
         self.noise, self.nack_first, self.duplicate, self.hello = noise, nack_first, duplicate, hello
@@ -76,6 +78,7 @@ class FakeDevice(threading.Thread):
         self.version, self.nack_reason = version, nack_reason
         self.damage_output, self.lose_output = set(damage_output), set(lose_output)
         self.lose_input, self.damage_hello, self.damage_status = set(lose_input), damage_hello, damage_status
+        self.lose_eot = lose_eot
         self.received: list[tuple[int, int]] = []  # (type, seq) of every frame the device got
         self.n_inferences = self.n_replayed = 0
         self.stop = threading.Event()
@@ -169,6 +172,8 @@ class FakeDevice(threading.Thread):
                     self.send(self.damaged(status) if self.damage_status else status)
                     self.damage_status = False
                 elif f.type == MsgType.EXIT:
+                    if self.lose_eot:
+                        continue
                     self._write(b"\x04")
                     return
 
@@ -336,6 +341,17 @@ def test_damaged_hello_and_status_are_asked_again(transport):
     assert dev.received == [(MsgType.HELLO, 1), (MsgType.INPUT, 0), (MsgType.INPUT, 1),
                             (MsgType.END, 2), (MsgType.END, 2), (MsgType.EXIT, 2)]
     assert r.retries == {"damaged": 2} and r.n_rejected_frames == 2
+
+
+def test_lost_eot_ends_the_session_in_bounded_time(transport):
+    """A parked board whose EOT never arrives: EXIT is sent again on silence, then the session
+    ends with what it has (the runner reports a device that did not exit)."""
+    link, dev = transport(lose_eot=True)
+    t0 = time.monotonic()
+    r = run_session(link, SAMPLES[:2], timeout_s=2.5)
+    assert time.monotonic() - t0 < 5
+    assert r.outputs == expected(SAMPLES[:2]) and (r.exit_code, r.eot) == (0, False)
+    assert dev.received.count((MsgType.EXIT, 2)) >= 2 and r.retries == {"silence": r.n_retries}
 
 
 def test_version_1_device_gets_input_again_and_exits_by_itself(transport):

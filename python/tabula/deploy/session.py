@@ -11,20 +11,24 @@ request repeats HELLO), so whenever the reply does not come the host simply asks
 =========================================================  =====================================
 what the host sees while waiting for a reply               what it sends again
 =========================================================  =====================================
-a NACK for this request (its seq, or 0xFFFF)               the request in full (INPUT k, END...)
-a damaged frame (CRC, hex, length or newline check)        RESEND k while waiting for OUTPUT k,
+a NACK for this request (its seq or 0xFFFF; any seq when   the request in full (INPUT k, END...)
+the reason says the frame arrived damaged)
+a damaged frame (CRC, hex, length or newline check)        RESEND k while waiting for OUTPUT k
+                                                           (INPUT k if it looks like a NACK),
                                                            else the request
 silence for one retransmission timeout                     the same as for a damaged frame
 =========================================================  =====================================
 
 At most ``max_retries`` times per request (then :class:`LinkError`), and never past the request's
 deadline (``timeout_s`` after it was first sent; then :class:`DeviceTimeout`). The retransmission
-timeout (RTO) follows TCP's (RFC 6298): smoothed round trip plus four deviations, measured only on
-requests answered without a retry (Karn's rule), at least ``RETRY_MIN_S``, 1 s before the first
-measurement, doubled after each silence until a clean round trip brings it back. Retries after a
-NACK or a damaged frame wait a short exponential backoff first (``BACKOFF_BASE_S``·2^(n-1), at
-most ``BACKOFF_MAX_S``). A version 1 device is driven the same way except that it gets INPUT
-again instead of RESEND (it recomputes) and it exits after STATUS without EXIT.
+timeout (RTO, :class:`_RetryTimer`) follows TCP's (RFC 6298): smoothed round trip plus four mean
+deviations, measured only on requests answered without a retry (Karn's rule), within
+[``RETRY_MIN_S``, ``RETRY_MAX_S``], ``RETRY_FIRST_S`` before the first measurement; doubled after
+each silence, halved back after a request answered without one. Retries after a NACK or a damaged
+frame wait a short exponential backoff first (``BACKOFF_BASE_S``·2^(n-1), at most
+``BACKOFF_MAX_S``). A version 1 device is driven the same way except that it gets INPUT again
+instead of RESEND (it recomputes), is never asked again on mere silence, and exits after STATUS
+without EXIT.
 
 Nothing damaged is ever accepted: a frame counts only if its CRC32 matches, and an OUTPUT only if
 its seq is the INPUT's and its size is the model's.
@@ -71,6 +75,8 @@ BACKOFF_MAX_S = 0.2
 TAIL_BYTES = 200
 EOT_WAIT_S = 2.0
 """How long a version 1 device gets to write EOT after STATUS."""
+EXIT_WAIT_S = 10.0
+"""How long the host keeps sending EXIT for the EOT (a parked board never closes the link)."""
 
 
 @dataclass
@@ -527,8 +533,8 @@ def _finish(s: _Session, seq: int, v2: bool, eot_before: int) -> bool:
                 rx.poll()
             return rx.parser.eot_count > eot_before
         exit_frame = encode_frame(MsgType.EXIT, seq)
-        s.ask("EOT (EXIT seq %d)" % seq, exit_frame, lambda f: False, lambda cause, nack: exit_frame,
-              seq=seq, eot_mark=eot_before)
+        s.ask(f"EOT (EXIT seq {seq})", exit_frame, lambda f: False, lambda cause, nack: exit_frame,
+              seq=seq, eot_mark=eot_before, timeout_s=min(s.timeout_s, EXIT_WAIT_S))
         return True
     except (LinkClosed, LinkTimeout):
         pass  # the device exits right after EOT; a closed link here is normal
