@@ -34,7 +34,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops"]
+           "REWRITTEN", "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops"]
 
 
 class OpClass(Enum):
@@ -51,6 +51,7 @@ class OpClass(Enum):
 WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
+    "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
 }
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
@@ -142,6 +143,8 @@ SHARED: dict[str, int] = {
     "aten.hardtanh": 0,
     "aten.relu6": 0,
     "aten.clamp": 0,
+    "aten.max_pool1d": 0,
+    "aten.avg_pool1d": 0,
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -152,6 +155,13 @@ JOINING: dict[str, int] = {
 
 #: Arithmetic ops of two activations.
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
+
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
+#: ops of the classes above: packet name -> what they become.
+REWRITTEN: dict[str, str] = {
+    "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
+    "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+}
 
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
