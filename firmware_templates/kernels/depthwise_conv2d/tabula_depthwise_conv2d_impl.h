@@ -21,14 +21,14 @@
  * sums are modulo 2^32 (s8) / 2^64 (s16), unsigned, never undefined behaviour, and equal TOSA's
  * accumulator whenever the exact sum fits it, which the IR contract requires.
  *
- * Helium (MVE, Cortex-M55), with weight_zp == 0 and C < 65536 (and, for int16, KH*KW <= 256): eight
- * output channels per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for M > 1
- * gathered at channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the
- * exact int32 products of the even / odd lanes and two int32x4 accumulators sum them over the taps.
- * int8: the accumulators start at the bias and wrap modulo 2^32 like the portable path; int16: every
- * tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most 256 taps < 2^31) and is added to the
- * 64-bit bias per channel.  Both paths give the same bits; -DTABULA_PORTABLE_ONLY=1 forces the
- * portable one.
+ * Helium (MVE, Cortex-M55), with weight_zp == 0, C < 65536 and KH*KW <= 256: eight output channels
+ * per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for M > 1 gathered at
+ * channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
+ * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
+ * (listed once per clipped window).  int8: the bias is added in the lanes and everything wraps modulo
+ * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
+ * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
+ * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
  */
 #if !defined(TABULA_DW_T) || !defined(TABULA_DW_ACC_T) || !defined(TABULA_DW_UACC_T) || !defined(TABULA_DW_TO_ACC) \
     || !defined(TABULA_DW_WIDE)
@@ -55,6 +55,9 @@ static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size
 }
 
 #if TABULA_HAVE_MVE
+/* At most this many taps per window on the Helium path: the tap lists live on the stack (2 KiB), and
+ * an int16 tap sum of 256 products |x w| <= 2^22 stays below 2^31. */
+#define TABULA_DW_MVE_TAPS 256
 #if TABULA_DW_WIDE
 #define TABULA_DW_LOAD(p) vldrhq_s16(p)
 #define TABULA_DW_LOAD_Z(p, pred) vldrhq_z_s16(p, pred)
@@ -93,65 +96,99 @@ static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, 
 #endif
 }
 
-/* One output pixel on Helium (see the file comment): full blocks of 8 channels (M == 1) with
- * unpredicated loads (two accumulators: more would spill the eight Q registers), then the rest (and every channel when M > 1) 8 lanes at a time, predicated,
- * the input gathered at channel o / M when M > 1. */
-static void tabula_dw_pixel_mve(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
-                                const int8_t *weight, const TABULA_DW_ACC_T *bias, int32_t b, int32_t iy0,
-                                int32_t ix0, TABULA_DW_ACC_T *out)
+/* The Helium path of the whole kernel (see the file comment).  Per output pixel, the real taps are
+ * listed once as offsets from the first real tap (pairs: input, weight offset; rebuilt only when the
+ * clipped window changes, so interior pixels share one list); then each block of 8 output channels
+ * is one flat loop over that list: full blocks (M == 1) with unpredicated loads, the rest (and every
+ * channel when M > 1, the input gathered at channel o / M) predicated. */
+static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
+                          const int8_t *weight, const TABULA_DW_ACC_T *bias, TABULA_DW_ACC_T *output)
 {
-    const int32_t c = win->c, oc = c * mult, kw = win->kernel_w, dy = win->dilation_y, dx = win->dilation_x;
-    int32_t ky0, ky1, kx0, kx1, o0 = 0, ky, kx;
+    const int32_t h = win->h, w = win->w, c = win->c, oc = c * mult, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t dy = win->dilation_y, dx = win->dilation_x;
+    int32_t off[2 * TABULA_DW_MVE_TAPS]; /* per real tap: input offset, weight offset */
+    int32_t nt = 0, cy0 = -1, cy1 = -1, cx0 = -1, cx1 = -1;
+    int32_t b, oy, ox, o0, t;
 #if TABULA_DW_WIDE
     (void)input_zp; /* int16 is symmetric */
 #endif
-    tabula_dw_taps(iy0, win->kernel_h, dy, win->h, &ky0, &ky1);
-    tabula_dw_taps(ix0, kw, dx, win->w, &kx0, &kx1);
-    if (kx0 == kx1) {
-        ky1 = ky0; /* no real tap: every channel is its bias (and no pointer below leaves the input) */
-    }
-    if (mult == 1) {
-        for (; o0 + 8 <= oc; o0 += 8) {
-            int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
-            for (ky = ky0; ky < ky1; ++ky) {
-                const TABULA_DW_T *xp = input + ((b * win->h + iy0 + ky * dy) * win->w + ix0 + kx0 * dx) * c + o0;
-                const int8_t *wp = weight + (ky * kw + kx0) * oc + o0;
-                for (kx = kx0; kx < kx1; ++kx, xp += dx * c, wp += oc) {
-                    const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_LOAD(xp), input_zp);
-                    const int16x8_t wv = vldrbq_s16(wp);
-                    acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
-                    acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            const int32_t iy0 = oy * win->stride_y - win->pad_top;
+            int32_t ky0, ky1;
+            tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
+            for (ox = 0; ox < win->out_w; ++ox) {
+                const int32_t ix0 = ox * win->stride_x - win->pad_left;
+                TABULA_DW_ACC_T *out = output + ((b * win->out_h + oy) * win->out_w + ox) * oc;
+                const TABULA_DW_T *xb;
+                const int8_t *wb;
+                int32_t kx0, kx1;
+                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
+                if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
+                    for (o0 = 0; o0 < oc; ++o0) {
+                        out[o0] = bias ? bias[o0] : 0;
+                    }
+                    continue;
+                }
+                if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {
+                    int32_t ky, kx;
+                    nt = 0;
+                    for (ky = ky0; ky < ky1; ++ky) {
+                        for (kx = kx0; kx < kx1; ++kx, ++nt) {
+                            off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * c;
+                            off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * oc;
+                        }
+                    }
+                    cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;
+                }
+                xb = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
+                wb = weight + (ky0 * kw + kx0) * oc;
+                o0 = 0;
+                if (mult == 1) {
+                    for (; o0 + 8 <= oc; o0 += 8) {
+                        const TABULA_DW_T *xbo = xb + o0;
+                        const int8_t *wbo = wb + o0;
+                        const int32_t *op = off;
+                        int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
+                        for (t = 0; t < nt; ++t, op += 2) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_LOAD(xbo + op[0]), input_zp);
+                            const int16x8_t wv = vldrbq_s16(wbo + op[1]);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                        tabula_dw_store_mve(bias, o0, 8, acc_e, acc_o, out);
+                    }
+                }
+                for (; o0 < oc; o0 += 8) {
+                    const int32_t rem = oc - o0 < 8 ? oc - o0 : 8;
+                    const mve_pred16_t p = vctp16q((uint32_t)rem);
+                    int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
+                    if (mult == 1) {
+                        for (t = 0; t < nt; ++t) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_LOAD_Z(xb + o0 + off[2 * t], p), input_zp);
+                            const int16x8_t wv = vldrbq_z_s16(wb + o0 + off[2 * t + 1], p);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                    } else { /* lane i reads input channel (o0 + i) / M */
+                        uint16_t ch[8];
+                        uint16x8_t offs;
+                        int32_t i;
+                        for (i = 0; i < 8; ++i) {
+                            ch[i] = (uint16_t)((o0 + (i < rem ? i : 0)) / mult);
+                        }
+                        offs = vld1q_u16(ch);
+                        for (t = 0; t < nt; ++t) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_GATHER_Z(xb + off[2 * t], offs, p), input_zp);
+                            const int16x8_t wv = vldrbq_z_s16(wb + o0 + off[2 * t + 1], p);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                    }
+                    tabula_dw_store_mve(bias, o0, rem, acc_e, acc_o, out);
                 }
             }
-            tabula_dw_store_mve(bias, o0, 8, acc_e, acc_o, out);
         }
-    }
-    for (; o0 < oc; o0 += 8) {
-        const int32_t rem = oc - o0 < 8 ? oc - o0 : 8;
-        const mve_pred16_t p = vctp16q((uint32_t)rem);
-        int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
-        uint16x8_t offs = vdupq_n_u16(0);
-        if (mult > 1) { /* lane i reads input channel (o0 + i) / M */
-            uint16_t ch[8];
-            int32_t i;
-            for (i = 0; i < 8; ++i) {
-                ch[i] = (uint16_t)((o0 + (i < rem ? i : 0)) / mult);
-            }
-            offs = vld1q_u16(ch);
-        }
-        for (ky = ky0; ky < ky1; ++ky) {
-            const int32_t row = (b * win->h + iy0 + ky * dy) * win->w + ix0;
-            const int8_t *wrow = weight + ky * kw * oc + o0;
-            for (kx = kx0; kx < kx1; ++kx) {
-                const TABULA_DW_T *xp = input + (row + kx * dx) * c;
-                const int16x8_t wv = vldrbq_z_s16(wrow + kx * oc, p);
-                const int16x8_t xv = TABULA_DW_MINUS_ZP(mult == 1 ? TABULA_DW_LOAD_Z(xp + o0, p)
-                                                                  : TABULA_DW_GATHER_Z(xp, offs, p), input_zp);
-                acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
-                acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
-            }
-        }
-        tabula_dw_store_mve(bias, o0, rem, acc_e, acc_o, out);
     }
 }
 #endif
@@ -177,15 +214,8 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     }
     oc = c * mult;
 #if TABULA_HAVE_MVE
-    if (weight_zp == 0 && c < 65536 && (!TABULA_DW_WIDE || (int64_t)kh * kw <= 256)) {
-        for (b = 0; b < n; ++b) {
-            for (oy = 0; oy < oh; ++oy) {
-                for (ox = 0; ox < ow; ++ox) {
-                    tabula_dw_pixel_mve(win, mult, input, input_zp, weight, bias, b, oy * sy - pt, ox * sx - pl,
-                                        output + ((b * oh + oy) * ow + ox) * oc);
-                }
-            }
-        }
+    if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
+        tabula_dw_mve(win, mult, input, input_zp, weight, bias, output);
         return TABULA_OK;
     }
 #endif

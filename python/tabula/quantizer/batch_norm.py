@@ -65,10 +65,10 @@ def _outputs(node: Node) -> list[Node]:
 def unsupported(node: Node) -> str | None:
     """Why the captured BatchNorm ``node`` cannot be rewritten (listed before calibration), or None."""
     x, gamma, beta, mean, var, _, training = _parts(node)
-    if training:
-        return "in training mode (call model.eval() before torch.export: tabula folds the running statistics)"
     if mean is None or var is None:
         return "without running statistics (track_running_stats=False normalizes by each batch's own statistics)"
+    if training:
+        return "in training mode (call model.eval() before torch.export: tabula folds the running statistics)"
     if any(t is not None and getattr(t, "op", None) != "get_attr" for t in (gamma, beta, mean, var)):
         return "whose parameters or statistics are not constants"
     v = fake_value(x)
