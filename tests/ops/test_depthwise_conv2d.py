@@ -251,3 +251,64 @@ def test_s16_reference_rejects():
         depthwise_conv2d.run([x, w, np.zeros(1, np.int64)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 3, 0))
     with pytest.raises(ValueError, match="dtypes"):
         depthwise_conv2d.run([x, w, np.zeros(1, np.int32)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+
+
+# --- the official TOSA reference model (tosa-tools) ------------------------------------------------------
+def _int8_graph(x, w, b, a, want):
+    from tabula.ir import Graph, Op, Tensor
+
+    g = Graph(inputs=["x"], outputs=["y"])
+    g.add_tensor(Tensor("x", x.shape, "int8"))
+    g.add_tensor(Tensor("w", w.shape, "int8"), w)
+    g.add_tensor(Tensor("b", b.shape, "int32"), b)
+    g.add_tensor(Tensor("y", want.shape, "int32"))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["y"], a))
+    return g
+
+
+@pytest.mark.tosa
+@pytest.mark.parametrize("name", ["3x3_pad1_c64", "mult3_c5", "stride2_asym_pad", "zp_max", "weight_zp_ends",
+                                  "window_in_padding", "kernel_10x4", "dilation", "mult1_cin1_cout4"])
+def test_reference_equals_tosa_int8(rng, name):
+    """Weights [KH, KW, C, M], output channel c*M + m, zero points, padding, stride, dilation: as TOSA
+    1.0 computes them (kernel_10x4's floor-divided rows: the serializer drops the unread padding row)."""
+    from tabula import tosa
+
+    x, w, b, a = _random(rng, CASES[name])
+    want = depthwise_conv2d.run([x, w, b], a)
+    np.testing.assert_array_equal(tosa.run_graph(_int8_graph(x, w, b, a, want), [x])[0], want)
+
+
+@pytest.mark.tosa
+def test_tosa_serializer_refuses_unread_input_rows(rng):
+    from tabula import tosa
+    from tabula.errors import IRError
+
+    x, w, b, a = _random(rng, CASES["dilation_nonsquare"])  # stride 2: the last input row is never read
+    with pytest.raises(IRError, match="read by no window"):
+        tosa.serialize(_int8_graph(x, w, b, a, depthwise_conv2d.run([x, w, b], a)))
+
+
+@pytest.mark.tosa
+@pytest.mark.parametrize("name", ["3x3_pad1_c64", "mult3_c5", "window_in_padding", "weight_zp"])
+def test_reference_equals_tosa_int16(rng, name):
+    """int16 x int8 -> int48; the reference model's Python binding returns no INT48 tensor, so the
+    result is read through a RESCALE to int16 by 2^-20 (apply_scale_16: multiplier 2^14, shift 34)."""
+    from tabula import tosa
+    from tabula.ir import Graph, Op, Tensor
+    from tabula.reference.ops import rescale
+
+    x, w, b, a = _random_s16(rng, CASES_S16[name])
+    acc = depthwise_conv2d.run([x, w, b], a)
+    r = {"input_zp": 0, "output_zp": 0, "multiplier": [2**14], "shift": [34], "scale32": False}
+    want = rescale.run([acc], {**r, "output_dtype": "int16"})
+    assert np.abs(want).max() > 1000  # the comparison sees real values, not a saturated or zero output
+    g = Graph(inputs=["x"], outputs=["y"])
+    g.add_tensor(Tensor("x", x.shape, "int16"))
+    g.add_tensor(Tensor("w", w.shape, "int8"), w)
+    g.add_tensor(Tensor("b", b.shape, "int48"), b)
+    g.add_tensor(Tensor("acc", acc.shape, "int48"))
+    g.add_tensor(Tensor("y", acc.shape, "int16"))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["acc"], a))
+    g.add_op(Op("RESCALE", ["acc"], ["y"], r))
+    np.testing.assert_array_equal(tosa.run_graph(g, [x])[0], want)
