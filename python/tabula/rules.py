@@ -16,6 +16,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  rounding; the shared observer sees every input, so the grid covers them all.)
 ``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
                  as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
+``REWRITTEN``    not a class: ops rewritten before quantization into ops of the classes above (BatchNorm:
+                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.

@@ -12,7 +12,7 @@ affine map ``y = x*a + s`` with ``a = gamma / sqrt(running_var + eps)``, ``s = b
 * **Otherwise** -- BatchNorm as the first op, after an add / pool / relu / cat, after a conv with
   other users or shared weights, after a linear on a 3-D input -- it becomes a depthwise conv with
   weight ``a`` and bias ``s`` (``groups = C``, kernel 1): conv2d on ``[N, C, H, W]``, conv1d on
-  ``[N, C, L]``, and on ``[N, C]`` a conv1d between two reshapes (``[N, C, 1]``).  It is then a
+  ``[N, C, L]``, and on ``[N, C]`` a conv2d between two reshapes (``[N, C, 1, 1]``: no data moves).  It is then a
   WEIGHTED op like any conv (per-channel int8 weights -- one weight per channel, so each quantizes
   exactly to +-127 --, an int32 / int48 bias, its own output grid) and runs as DEPTHWISE_CONV2D 1x1.
 
@@ -186,22 +186,22 @@ def _depthwise(gm: GraphModule, bn: Node, x: Node, a: torch.Tensor, b: torch.Ten
         yv = yv[0]
     rank = xv.dim()
     c = a.numel()
-    dt = xv.dtype if xv is not None else torch.float32
     base = f"{bn.name}_as_depthwise"
-    w_node = _new_attr(gm, f"{base}_weight", a.to(dt).reshape(c, 1, *([1] * (max(rank, 3) - 2))), bn, x)
-    b_node = _new_attr(gm, f"{base}_bias", b.to(dt), bn, x)
+    kernel = (1,) if rank == 3 else (1, 1)  # conv1d on [N, C, L]; conv2d otherwise
+    w_node = _new_attr(gm, f"{base}_weight", a.to(xv.dtype).reshape(c, 1, *kernel), bn, x)
+    b_node = _new_attr(gm, f"{base}_bias", b.to(xv.dtype), bn, x)
     g = gm.graph
     with g.inserting_before(bn):
         src = x
-        if rank == 2:
+        if rank == 2:  # [N, C] -> [N, C, 1, 1]: NHWC [N, 1, 1, C] holds the same bytes (a free RESHAPE)
             n = int(xv.shape[0])
-            src = g.call_function(aten.reshape.default, (x, [n, c, 1]))
-            _copy_meta(src, bn, xv.reshape(n, c, 1))
-        if rank == 4:
-            conv = g.call_function(aten.conv2d.default, (src, w_node, b_node, [1, 1], [0, 0], [1, 1], c))
-        else:
+            src = g.call_function(aten.reshape.default, (x, [n, c, 1, 1]))
+            _copy_meta(src, bn, xv.reshape(n, c, 1, 1))
+        if rank == 3:
             conv = g.call_function(aten.conv1d.default, (src, w_node, b_node, [1], [0], [1], c))
-        _copy_meta(conv, bn, yv.reshape(*yv.shape, 1) if rank == 2 and yv is not None else yv)
+        else:
+            conv = g.call_function(aten.conv2d.default, (src, w_node, b_node, [1, 1], [0, 0], [1, 1], c))
+        _copy_meta(conv, bn, yv.reshape(*yv.shape, 1, 1) if rank == 2 and yv is not None else yv)
         if rank != 2:
             return conv
         out = g.call_function(aten.reshape.default, (conv, [n, c]))
