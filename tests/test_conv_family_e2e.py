@@ -1,13 +1,14 @@
 """The convolution family end to end through SCons: depthwise / grouped convs, padding="same",
 Conv1d, 1-D pools and BatchNorm run bit-exact on the host build (C == Python reference) in both
-schemes, and the Helium (MVE) depthwise path equals the portable one on the emulated Cortex-M55."""
+schemes, and the Helium (MVE) depthwise path equals the portable one on the emulated Cortex-M55
+(its instructions per MAC: benchmarks/depthwise_helium.py)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from fixtures.conv_family_model import DepthwiseLayer, conv_family, depthwise_shapes, export
+from fixtures.conv_family_model import conv_family, depthwise_shapes, export
 from helpers import scons
 
 
@@ -43,22 +44,3 @@ def test_helium_depthwise_equals_portable_on_corstone300(tmp_path, scheme):
     for r in results.values():
         assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
     assert results[False]["instructions_per_inference"] < results[True]["instructions_per_inference"]
-
-
-@pytest.mark.qemu
-def test_helium_depthwise_3x3_x64_instructions_per_mac(tmp_path):
-    """The benchmark layer: depthwise 3x3, 64 channels, 16x16, pad 1, int8 (+ its RESCALE).  The
-    kernel's share is the 3x3 layer minus the same layer with a 1x1 kernel (8 taps of 9)."""
-    counts = {}
-    for k in (3, 1):
-        d = tmp_path / f"k{k}"
-        d.mkdir()
-        export(DepthwiseLayer(k), (64, 16, 16), d, f"dw{k}", n_calib=8, n_test=2)
-        for portable in (False, True):
-            r, _ = _run(d, "corstone300", "int8", f"dw{k}", portable=portable)
-            assert r["bit_exact_mismatches"] == 0
-            counts[k, portable] = r["instructions_per_inference"]
-    per_mac = {p: (counts[3, p] - counts[1, p]) / (8 * 16 * 16 * 64) for p in (False, True)}
-    print(f"depthwise 3x3 x64 on 16x16: instructions per inference Helium {counts[3, False]}, portable {counts[3, True]}; "
-          f"per MAC (kernel) Helium {per_mac[False]:.2f}, portable {per_mac[True]:.2f}")
-    assert per_mac[False] < 2.0 and per_mac[False] * 3 < per_mac[True]
