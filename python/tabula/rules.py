@@ -19,6 +19,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
 ``FIXED_OUTPUT`` softmax: input calibrated (own); output on a grid fixed by the op's range, [0, 1]
                  (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
                  values softmax never produces.
+``REWRITTEN``    not a class: ops rewritten before quantization into ops of the classes above (BatchNorm:
+                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
@@ -37,7 +39,8 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT"]
+           "REWRITTEN", "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid",
+           "SOFTMAX_GRID", "FIXED_OUTPUT"]
 
 
 class OpClass(Enum):
@@ -55,6 +58,7 @@ class OpClass(Enum):
 WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
+    "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
 }
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
@@ -146,6 +150,8 @@ SHARED: dict[str, int] = {
     "aten.hardtanh": 0,
     "aten.relu6": 0,
     "aten.clamp": 0,
+    "aten.max_pool1d": 0,
+    "aten.avg_pool1d": 0,
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -182,6 +188,13 @@ SOFTMAX_GRID: dict[str, FixedGrid] = {
 FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
     "aten.softmax": SOFTMAX_GRID,  # softmax.int (self, dim, dtype=None)
     "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
+}
+
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
+#: ops of the classes above: packet name -> what they become.
+REWRITTEN: dict[str, str] = {
+    "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
+    "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
 }
 
 #: Graph nodes that carry no computation and need no rule.

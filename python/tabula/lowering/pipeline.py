@@ -45,6 +45,29 @@ def _discover_lowerings() -> dict[str, Callable]:
 LOWERINGS = _discover_lowerings()
 
 
+def _discover_limits() -> dict[str, Callable]:
+    table: dict[str, Callable] = {}
+    for info in pkgutil.iter_modules(_ops_pkg.__path__):
+        mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
+        if callable(getattr(mod, "unsupported", None)):
+            for name in getattr(mod, "ATEN", ()):
+                table[name] = mod.unsupported
+    return table
+
+
+#: aten op -> its lowering module's ``unsupported(node) -> str | None``: why a node of the captured
+#: float graph (before quantization) cannot be lowered although the op can -- listed up front by
+#: :func:`tabula.quantizer.annotator.check_supported`, never a LoweringError after calibration.
+LIMITS = _discover_limits()
+
+
+def unsupported_reason(node: Node) -> str | None:
+    """Why the captured (float) aten node ``node`` cannot be lowered although its op is supported
+    (e.g. ``"with ceil_mode=True"``), or None; from the lowering module's ``unsupported``."""
+    fn = LIMITS.get(rules.canonical_op(node.target))
+    return fn(node) if fn is not None else None
+
+
 def supported_ops() -> list[str]:
     """The aten ops tabula quantizes and lowers: a rule in :mod:`tabula.rules` and a lowering here."""
     return sorted(n for n in rules.supported_ops() if n in LOWERINGS)

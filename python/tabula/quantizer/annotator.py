@@ -68,16 +68,22 @@ assert tuple(SCHEMES) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantizer/sc
 
 
 def supported() -> list[str]:
-    """Ops that have both a quantization rule and a lowering (:func:`tabula.lowering.pipeline.supported_ops`)."""
+    """Ops that have both a quantization rule and a lowering (:func:`tabula.lowering.pipeline.supported_ops`),
+    and the ops rewritten into those before quantization (:data:`tabula.rules.REWRITTEN`)."""
     from ..lowering.pipeline import supported_ops
 
-    return supported_ops()
+    return sorted(set(supported_ops()) | set(rules.REWRITTEN))
 
 
 def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
-    (with its source line), and every softmax over a longer axis than ``scheme`` takes (any scheme's
-    limit when None) -- called before any calibration runs."""
+    (with its source line), and every node of a supported op that its lowering cannot take (the
+    lowering module's ``unsupported(node)``, e.g. a pool with ``ceil_mode=True``) -- called before any
+    calibration runs, so no such node ends in a LoweringError after it; and every softmax over a longer
+    axis than ``scheme`` takes (any scheme's limit when None)."""
+    from ..lowering.pipeline import unsupported_reason
+    from .batch_norm import unsupported as batch_norm_unsupported
+
     ok = set(supported())
     bad = []
     for n in gm.graph.nodes:
@@ -88,6 +94,10 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
             continue
         if name not in ok:
             bad.append((name, node_source(n)))
+            continue
+        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n)
+        if why:
+            bad.append((f"{name} {why}", node_source(n)))
         elif rules.op_class(n.target) is rules.OpClass.ARITHMETIC:
             # the lowering's limits, listed here with the rest instead of one per failed build
             a = list(n.args[:2])
@@ -271,6 +281,14 @@ class TabulaQuantizer(Quantizer):
             derived_from=[(x, node)], derive_qparams_fn=derive, dtype=s.dtype, quant_min=s.qmin, quant_max=s.qmax,
             qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
         )
+
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        """Fold or rewrite every BatchNorm (:func:`tabula.quantizer.batch_norm.fold_batch_norms`; a no-op
+        after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``)."""
+        from .batch_norm import fold_batch_norms
+
+        fold_batch_norms(model)
+        return model
 
     def annotate(self, model: GraphModule) -> GraphModule:
         check_supported(model, self.scheme.name)

@@ -28,10 +28,13 @@ def device_axis(dim: int, rank: int) -> int:
     return NCHW_TO_NHWC_AXIS[d] if rank == 4 else d
 
 
-def weighted(ctx, node, x, out, w_q: np.ndarray, w_scale: np.ndarray, w_layout: np.ndarray, op_name: str, attrs: dict):
-    """Emit ``op_name`` (CONV2D / FULLY_CONNECTED) into an accumulator and the per-channel RESCALE
-    to ``out``.  The bias is the PT2E int32 constant (int8 scheme) or the float bias quantized here
-    at ``s_in * s_w[c]`` to the accumulator dtype (int48 for int16 activations, round half to even)."""
+def weighted(ctx, node, x, out, w_q: np.ndarray, w_scale: np.ndarray, w_layout: np.ndarray, op_name: str, attrs: dict,
+             channels: slice = slice(None)):
+    """Emit ``op_name`` (CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED) into an accumulator and the
+    per-channel RESCALE to ``out``.  The bias is the PT2E int32 constant (int8 scheme) or the float bias
+    quantized here at ``s_in * s_w[c]`` to the accumulator dtype (int48 for int16 activations, round
+    half to even).  ``w_q`` / ``w_scale`` are the output channels ``channels`` of the node's weight
+    (one group of a grouped conv); the bias is sliced to them."""
     src = node_source(node)
     acc_dtype = dtypes.ACC_DTYPE[x.dtype]
     acc_scale = float(x.scale) * w_scale  # [Cout], float64
@@ -41,9 +44,9 @@ def weighted(ctx, node, x, out, w_q: np.ndarray, w_scale: np.ndarray, w_layout: 
     if b_node is None:
         bias = np.zeros(cout, np.int64)
     elif is_dequantize_per_channel(b_node):
-        bias = ctx.per_channel_const(b_node, node)[0].astype(np.int64)
+        bias = ctx.per_channel_const(b_node, node)[0].astype(np.int64)[channels]
     else:
-        bf = ctx.float_const(b_node, node).astype(np.float64)
+        bf = ctx.float_const(b_node, node).astype(np.float64)[channels]
         if not np.isfinite(bf).all():
             raise LoweringError(f"{src}: bias contains NaN or Inf")
         bias = np.rint(bf / acc_scale).astype(np.int64)
