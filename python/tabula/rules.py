@@ -4,7 +4,9 @@ The annotator (:mod:`tabula.quantizer.annotator`), the lowering, the reports and
 tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (see ``shared/DESIGN.md``):
 
 ``WEIGHTED``     input: activation qspec; weight: per-channel symmetric int8 [-127, 127] (axis 0);
-                 bias: int32 (int8 scheme) or int48 (a16w8), scale = s_in * s_w[c]; output: own.
+                 bias: float in the PT2E graph, quantized at lowering per call to int32 (int8 scheme)
+                 or int48 (a16w8) at scale s_in * s_w[c] of that call; output: own -- or, followed
+                 by a fusable activation (:data:`FUSED_ACTIVATIONS`), the activation's.
 ``TABLE``        input: activation qspec -- or, for a domain-limited op (:data:`DOMAIN`), a grid fixed
                  by the op's mathematical domain or a calibrated grid clipped to it; output: **own**
                  (never shared: these functions compress or warp the range -- SiLU never goes below
@@ -17,6 +19,12 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
 ``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
                  as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
 
+Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
+:data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
+its output grid is the activation's, observed on the activation's output (as TFLite and ExecuTorch
+do), so no code is spent below a ReLU's 0; the lowering clamps in the producer's epilogue
+(:func:`fused_activation`).
+
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
 """
@@ -28,13 +36,15 @@ from enum import Enum
 from typing import Callable
 
 import torch
+from torch.fx import Node
 
 from .fx import canonical_op
 
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops"]
+           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FUSED_ACTIVATIONS",
+           "FUSING_PRODUCERS", "fused_activation"]
 
 
 class OpClass(Enum):
@@ -153,6 +163,13 @@ JOINING: dict[str, int] = {
 #: Arithmetic ops of two activations.
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
 
+#: Activations that run in their producer's epilogue when they are its only user: the producer
+#: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
+FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
+
+#: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add"})
+
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
 
@@ -178,3 +195,25 @@ def op_class(target: object) -> OpClass | None:
 def supported_ops() -> list[str]:
     """Every aten op name the rules table covers, sorted."""
     return sorted(_CLASS_OF)
+
+
+def fused_activation(node: Node) -> Node | None:
+    """The activation node fused into ``node``'s epilogue, or ``None``.
+
+    ``node`` (an FX node) must be a :data:`FUSING_PRODUCERS` op whose only user is a
+    :data:`FUSED_ACTIVATIONS` op reading it as its data input, with constant (non-tensor) bounds.
+    The annotator gives such a producer no output grid and the activation its own; the lowering
+    then finds the producer feeding the activation directly (no quantize between them)."""
+    if getattr(node, "op", None) != "call_function" or canonical_op(node.target) not in FUSING_PRODUCERS:
+        return None
+    users = list(node.users)
+    if len(users) != 1:
+        return None
+    act = users[0]
+    if act.op != "call_function" or canonical_op(act.target) not in FUSED_ACTIVATIONS:
+        return None
+    if not act.args or act.args[0] is not node:
+        return None
+    if any(isinstance(a, Node) for a in list(act.args[1:]) + list(act.kwargs.values())):
+        return None
+    return act
