@@ -18,6 +18,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  rounding; the shared observer sees every input, so the grid covers them all.)
 ``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
                  as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
+``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
+                 (or a fused activation's).
 
 Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
 :data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
@@ -43,7 +45,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FUSED_ACTIVATIONS",
+           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "MATMUL", "FUSED_ACTIVATIONS",
            "FUSING_PRODUCERS", "fused_activation"]
 
 
@@ -55,6 +57,7 @@ class OpClass(Enum):
     SHARED = "shared"
     JOINING = "joining"
     ARITHMETIC = "arithmetic"
+    MATMUL = "matmul"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -152,6 +155,8 @@ SHARED: dict[str, int] = {
     "aten.hardtanh": 0,
     "aten.relu6": 0,
     "aten.clamp": 0,
+    "aten.transpose": 0,
+    "aten.t": 0,
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -163,12 +168,20 @@ JOINING: dict[str, int] = {
 #: Arithmetic ops of two activations.
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
 
+#: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
+MATMUL: dict[str, tuple[int, int]] = {
+    "aten.matmul": (0, 1),
+    "aten.bmm": (0, 1),
+    "aten.mm": (0, 1),
+}
+
 #: Activations that run in their producer's epilogue when they are its only user: the producer
 #: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
 FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
 
 #: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
-FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add"})
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
+                                              "aten.mm"})
 
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
@@ -184,6 +197,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.SHARED for n in SHARED},
     **{n: OpClass.JOINING for n in JOINING},
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
+    **{n: OpClass.MATMUL for n in MATMUL},
 }
 
 

@@ -13,7 +13,7 @@ twice on inputs of different scales (an unrolled recurrent cell, a shared head) 
 ``get_attr`` bias node, which PT2E would quantize once, at the first call's scale.  The lowering also
 proves the bias and every accumulator fit (:mod:`tabula.lowering.bound_accumulators_pass`).
 
-A conv/linear/add whose only user is a relu, relu6, hardtanh or constant clamp
+A conv/linear/add/matmul whose only user is a relu, relu6, hardtanh or constant clamp
 (:func:`tabula.rules.fused_activation`) gets no output grid of its own: the activation's output
 observer sets it, so the grid covers only the activation's range (TFLite and ExecuTorch do the
 same) and the lowering clamps in the producer's epilogue.
@@ -106,6 +106,12 @@ def check_supported(gm: GraphModule) -> None:
                 shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
                 if None not in shapes and shapes[0] != shapes[1]:
                     bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
+        elif rules.op_class(n.target) is rules.OpClass.MATMUL:
+            a = [n.args[i] for i in rules.MATMUL[name]]
+            shapes = [tuple(v.meta["val"].shape) if isinstance(v, Node) and "val" in v.meta else None for v in a]
+            if None not in shapes and not (len(shapes[0]) == len(shapes[1]) in (2, 3) and shapes[0][:-2] == shapes[1][:-2]):
+                bad.append((f"{name} of shapes {shapes[0]} and {shapes[1]} (2-D or 3-D operands of one rank and batch)",
+                            node_source(n)))
     if bad:
         raise UnsupportedOpError(bad, supported())
 
@@ -181,7 +187,7 @@ class TabulaQuantizer(Quantizer):
     """Annotates every node from :mod:`tabula.rules`; nothing else decides qparams.
 
     ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``.
-    ``fuse_activations``: give a conv/linear/add followed by its only user relu/relu6/hardtanh/clamp
+    ``fuse_activations``: give a conv/linear/add/matmul followed by its only user relu/relu6/hardtanh/clamp
     the activation's output grid (default); ``False`` keeps the producer's own grid (for comparison)."""
 
     def __init__(self, scheme: str = "int8", table_output: str | None = None, fuse_activations: bool = True) -> None:
@@ -274,6 +280,9 @@ class TabulaQuantizer(Quantizer):
                                              _annotated=True)
             elif cls is rules.OpClass.ARITHMETIC:
                 qmap = {a: _act_qspec(s) for a in node.args[:2] if isinstance(a, Node)}
+                ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
+            elif cls is rules.OpClass.MATMUL:
+                qmap = {node.args[i]: _act_qspec(s) for i in rules.MATMUL[name]}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
             else:
                 continue
