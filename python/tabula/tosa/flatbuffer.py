@@ -10,6 +10,8 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
 ``ADD``/``SUB`` inputs ``a``, ``b`` (int32, same shape) -> int32.
 ``MUL``      inputs ``a``, ``b`` (int32, same shape), ``shift`` (CONST int8 [1]) -> int32.
+``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
+             (int8) or int48 (int16).
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from ..errors import IRError, TabulaError
 from ..ir import Graph
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "MATMUL")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -90,6 +92,10 @@ def serialize(g: Graph) -> bytes:
             attr.MulAttribute()
             shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
             s.addOperator(Op.MUL, [name[op.inputs[0]], name[op.inputs[1]], shift], [name[out_name]], attr)
+        elif op.op == "MATMUL":
+            attr.MatMulAttribute()
+            zps = [const([1], dt[x.dtype], np.array([op.attrs.get(k, 0)], dtype=np.int64)) for k in ("a_zp", "b_zp")]
+            s.addOperator(Op.MATMUL, [name[op.inputs[0]], name[op.inputs[1]], *zps], [name[out_name]], attr)
         else:  # RESCALE
             a = op.attrs
             scale32 = bool(a.get("scale32", True))
