@@ -112,6 +112,11 @@ def check_supported(gm: GraphModule) -> None:
             if None not in shapes and not (len(shapes[0]) == len(shapes[1]) in (2, 3) and shapes[0][:-2] == shapes[1][:-2]):
                 bad.append((f"{name} of shapes {shapes[0]} and {shapes[1]} (2-D or 3-D operands of one rank and batch)",
                             node_source(n)))
+        elif name == "aten.linear":
+            x = n.args[0]
+            rank = len(x.meta["val"].shape) if isinstance(x, Node) and "val" in x.meta else 2
+            if rank < 2 or rank == 4:  # 4-D is NHWC on the device: its last axis is not PyTorch's
+                bad.append((f"{name} on a {rank}-D input (give it [N, C] or [B, T, C])", node_source(n)))
     if bad:
         raise UnsupportedOpError(bad, supported())
 
