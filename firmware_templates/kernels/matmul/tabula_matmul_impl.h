@@ -2,20 +2,31 @@
  * One body for every MATMUL kernel tabula_matmul_<t> (contract: manifest.toml, matmul; Python twin:
  * tabula/reference/ops/matmul.py).  The variant file matmul/tabula_matmul_<t>.c defines, then
  * includes this file:
- *     TABULA_FN     the kernel's name
- *     TABULA_T      the operand type (int8_t, int16_t)
- *     TABULA_ACC    the accumulator type as stored (int32_t; int64_t holding TOSA int48)
- *     TABULA_UACC   its unsigned twin (uint32_t, uint64_t): the sums are taken modulo 2^32 / 2^64
- *                   (never undefined behaviour) and equal TOSA's accumulator whenever the exact sum
- *                   fits it, which the IR requires (tabula.lowering.bound_accumulators_pass proves it)
- *     TABULA_TO_ACC the conversion of a TABULA_UACC bit pattern to TABULA_ACC
+ *     TABULA_FN        the kernel's name
+ *     TABULA_T         the operand type (int8_t, int16_t)
+ *     TABULA_ACC_BITS  32 (int32_t accumulator) or 64 (int64_t holding TOSA int48)
+ * The sums are taken modulo 2^32 / 2^64 in the unsigned twin of the accumulator type (never
+ * undefined behaviour) and equal TOSA's accumulator whenever the exact sum fits it, which the IR
+ * requires (tabula.lowering.bound_accumulators_pass proves it).
  *
  * Loop order n, h, c, w: each row of the output accumulates a[n,h,c] times the contiguous row
  * b[n,c,:], so both operands are read in memory order.  Every product (a - a_zp)(b - b_zp) fits
  * int32 (at most 255 * 255 for int8, 32768 * 32768 for int16).
  */
-#if !defined(TABULA_FN) || !defined(TABULA_T) || !defined(TABULA_ACC) || !defined(TABULA_UACC) || !defined(TABULA_TO_ACC)
-#error "define TABULA_FN, TABULA_T, TABULA_ACC, TABULA_UACC and TABULA_TO_ACC before including tabula_matmul_impl.h"
+#if !defined(TABULA_FN) || !defined(TABULA_T) || !defined(TABULA_ACC_BITS)
+#error "define TABULA_FN, TABULA_T and TABULA_ACC_BITS before including tabula_matmul_impl.h"
+#endif
+
+#if TABULA_ACC_BITS == 32
+#define TABULA_ACC int32_t
+#define TABULA_UACC uint32_t
+#define TABULA_TO_ACC tabula_u32_to_s32
+#elif TABULA_ACC_BITS == 64
+#define TABULA_ACC int64_t
+#define TABULA_UACC uint64_t
+#define TABULA_TO_ACC tabula_u64_to_s64
+#else
+#error "TABULA_ACC_BITS must be 32 or 64"
 #endif
 
 #include <stddef.h>

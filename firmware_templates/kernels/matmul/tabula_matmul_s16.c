@@ -2,7 +2,5 @@
  * manifest.toml. */
 #define TABULA_FN tabula_matmul_s16
 #define TABULA_T int16_t
-#define TABULA_ACC int64_t
-#define TABULA_UACC uint64_t
-#define TABULA_TO_ACC tabula_u64_to_s64
+#define TABULA_ACC_BITS 64
 #include "tabula_matmul_impl.h"

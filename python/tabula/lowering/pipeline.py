@@ -27,6 +27,7 @@ from ..ir import Graph, Op, Tensor, verify
 from ..qmath import quantize_multiplier, quantize_multiplier_16
 from . import ops as _ops_pkg
 from .bound_accumulators_pass import bound_accumulators
+from .ops.clamp import clamp_codes
 
 _TORCH_TO_IR = {torch.int8: "int8", torch.int16: "int16", torch.int32: "int32"}
 
@@ -164,8 +165,6 @@ class LoweringContext:
         return self.graph.tensors[self._q_tensor(users[0], node.name)]
 
     def _fused_output(self, node: Node, act: Node) -> Tensor:
-        from .ops.clamp import clamp_codes
-
         out = self.output(act)
         cmin, cmax = clamp_codes(act, out)
         if (cmin, cmax) == dtypes.range_of(out.dtype):
@@ -216,6 +215,10 @@ class LoweringContext:
         ops read it too."""
         t = Tensor(self.fresh(base), tuple(data.shape), dtype, scale, 0)
         arr = np.ascontiguousarray(data, dtype=t.np_dtype)
+        lo, hi = dtypes.range_of(t.dtype)
+        if arr.size and (np.asarray(data).min() < lo or np.asarray(data).max() > hi):
+            raise LoweringError(f"constant {base}: values {np.asarray(data).min()}..{np.asarray(data).max()} do not fit "
+                                f"{t.dtype}")
         key = (t.dtype, t.shape, repr(scale), arr.tobytes())
         if key in self._const_of:
             return self.graph.tensors[self._const_of[key]]
