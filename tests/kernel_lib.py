@@ -202,6 +202,20 @@ class KernelLib:
                    _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(out, _i32p))
         return out
 
+    def matmul(self, a, b, *, a_zp=0, b_zp=0) -> np.ndarray:
+        """a [N,H,C], b [N,C,W] both int8 (tabula_matmul_s8 -> int32) or both int16 (tabula_matmul_s16 ->
+        int64 holding int48)."""
+        a, b = np.asarray(a, order="C"), np.asarray(b, order="C")
+        if a.dtype != b.dtype or a.dtype not in (np.int8, np.int16):
+            raise TypeError(f"no C MATMUL for {a.dtype} x {b.dtype}")
+        typ, sfx = _PTR[a.dtype]
+        n, h, c = a.shape
+        w = b.shape[2]
+        acc = np.int32 if a.dtype == np.int8 else np.int64
+        out = _out((n, h, w), acc)
+        self._call(f"tabula_matmul_{sfx}", n, h, c, w, _ptr(a, typ), a_zp, _ptr(b, typ), b_zp, _ptr(out, _PTR[np.dtype(acc)][0]))
+        return out
+
     def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8") -> np.ndarray:
         """``x`` [..., C] -> ``output_dtype``; the dtypes pick ``tabula_rescale_<in>_<out>`` (int64 input:
         the scale32=false kernel).  Per-channel when len(multiplier) > 1."""

@@ -18,6 +18,8 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              ``weight_zp`` (CONST [1]); attributes ``pad``, ``stride``, ``dilation``, ``local_bound``
              false, ``acc_type`` int32 (int8 x) or int48 (int16 x).  (The reference model's Python
              binding cannot return an INT48 tensor: read such a result through a RESCALE.)
+``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
+             (int8) or int48 (int16).
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -29,7 +31,8 @@ import numpy as np
 from ..errors import IRError, TabulaError
 from ..ir import Graph
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D",
+                 "MATMUL")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -137,6 +140,10 @@ def serialize(g: Graph) -> bytes:
             pad = _exact_pad(op, x.shape[1:3], kernel, a)
             attr.DepthwiseConv2dAttribute(pad, list(a["stride"]), list(a.get("dilation", (1, 1))), False, dt[out.dtype])
             s.addOperator(Op.DEPTHWISE_CONV2D, [name[n] for n in op.inputs] + [izp, wzp], [name[out_name]], attr)
+        elif op.op == "MATMUL":
+            attr.MatMulAttribute()
+            zps = [const([1], dt[x.dtype], np.array([op.attrs.get(k, 0)], dtype=np.int64)) for k in ("a_zp", "b_zp")]
+            s.addOperator(Op.MATMUL, [name[op.inputs[0]], name[op.inputs[1]], *zps], [name[out_name]], attr)
         else:  # RESCALE
             a = op.attrs
             scale32 = bool(a.get("scale32", True))
