@@ -50,6 +50,14 @@ _TABLE16_SPLIT_SEARCH = 8
 #: split and/or zoomed table when that is more accurate (:func:`build_table_int16_plan`).
 TABLE16_SPLIT_ABOVE_LSB = 1.0
 
+#: One table erring by more than this (output LSB) has a singularity the split and zoomed pairs cannot
+#: follow: :func:`build_table_int16_plan` goes straight to a tiled plan.
+_CLASSIC_FORMS_BELOW_LSB = 64.0
+
+#: Chord targets (output LSB) a tiled plan is tried with, cheapest first
+#: (:data:`tabula.qmath.table16_tiled.TILE_CHORD_LSB`).
+_TILED_CHORDS_LSB = (0.45, 0.3, 0.2)
+
 
 def table_interpolate_int16(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """TOSA 1.0 int16 TABLE (``apply_lookup_s``) on int16 ``codes``: ``i = (c + 32768) >> 7``,
@@ -79,13 +87,15 @@ def split_table_int16(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class Table16Term:
     """One term of an int16 table op: ``TABLE(index, hi)`` (and ``TABLE(index, lo)`` when split) where
-    ``index = x`` (``zoom == 0``) or ``RESCALE x * 2^zoom`` saturated to int16 (a 2^zoom finer view of
-    the middle of the input range).  ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or
-    ``hi * 2^7 + lo`` (1/128 LSB)."""
+    ``index = x`` (``zoom == 0``) or ``saturate16((x - centre) * 2^zoom)``: a 2^zoom finer view of the
+    input codes around ``centre`` (0: the middle of the range, RESCALE x * 2^zoom; a multiple of 128
+    otherwise, e.g. +-32768 for the range ends, through a shift table, :func:`centre_table`).
+    ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or ``hi * 2^7 + lo`` (1/128 LSB)."""
 
     zoom: int
     hi: np.ndarray
     lo: np.ndarray | None = None
+    centre: int = 0
 
     def knots(self) -> np.ndarray:
         """int64 [513] in 2^-7 LSB when split, else in LSB."""
@@ -94,44 +104,127 @@ class Table16Term:
 
 
 @dataclass(frozen=True)
-class Table16Plan:
-    """How an int16 table op is computed: the sum of its terms' interpolations, then one RESCALE to
-    the int16 output (all TOSA 1.0 ops; :func:`table16_apply` is the exact device arithmetic)::
+class Ramp16:
+    """A clamped linear term of an int16 plan, exact integer arithmetic (TOSA CLAMP then RESCALE)::
 
-        idx_k = RESCALE(x, x 2^k)                       one per zoom k > 0 (int16, saturating)
-        H     = ADD over terms of TABLE(idx, hi)        int32, 16.7
-        no lo:  y = RESCALE(H, x 2^-7)
-        split:  y = RESCALE(ADD(RESCALE(H, x 2^7), ADD over terms of TABLE(idx, lo)), x 2^-14)
+        sign * apply_scale_32(clamp(x, lo, hi), multiplier, shift)        int16 -> int32
+
+    added to the plan's accumulator (``sign`` +1: ADD, -1: SUB).  ``lo == hi`` makes a constant.
+    Sums of ramps are the continuous piecewise-linear functions of the integer input codes (leaky_relu,
+    hardsigmoid, elu's linear part, :mod:`tabula.qmath.piecewise`)."""
+
+    lo: int
+    hi: int
+    multiplier: int
+    shift: int
+    sign: int = 1
+
+    def value(self, codes: np.ndarray) -> np.ndarray:
+        """int64: the ramp's signed contribution at int16 ``codes``."""
+        v = np.clip(np.asarray(codes, dtype=np.int64), self.lo, self.hi)
+        return self.sign * apply_scale_32_round_half_up(v, self.multiplier, self.shift)
+
+
+@dataclass(frozen=True)
+class Table16Product:
+    """The last step of a plan that multiplies by its own input (hardswish: ``x * hardsigmoid(x)``)::
+
+        y = saturate16(apply_scale_32(MUL(acc, x, mul_shift), multiplier, shift))
+
+    with TOSA MUL int32 (``(a * b + 2^(s-1)) >> s``, the product must fit int32) and x as int32."""
+
+    mul_shift: int
+    multiplier: int
+    shift: int
+
+
+@dataclass(frozen=True)
+class Table16Plan:
+    """How an int16 table op is computed: the sum of its terms' interpolations and ramps, then one
+    RESCALE to the int16 output (all TOSA 1.0 ops; :func:`table16_apply` is the exact device
+    arithmetic)::
+
+        idx_t = x, RESCALE(x, x 2^k) or RESCALE(TABLE(x, shift by centre), x 2^(k-7))   per term t
+        no lo, no ramps:  y = RESCALE(ADD over terms of TABLE(idx_t, hi_t), x 2^-7)    (16.7 sum)
+        else:  part_t = RESCALE(TABLE(idx_t, hi_t), x 2^7) [+ TABLE(idx_t, lo_t)]     per term t
+               acc = ADD over terms of part_t, ADD/SUB of the ramps                (2^-frac_bits LSB)
+               y = RESCALE(acc, x 2^-frac_bits)      (or the product step, :class:`Table16Product`)
+
+    ``frac_bits``: the accumulator's unit is 2^-frac_bits output LSB -- 7 + :data:`TABLE16_FRAC_BITS`
+    whenever there are terms; a ramps-only plan may use fewer bits so its ramps fit int32.
 
     Forms built by :func:`build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
     zoomed pair, ``[zoom k: f on the middle 1/2^k of the range, clamped beyond; zoom 0: the rest]``
-    (5 ops); the zoomed pair split (10 ops)."""
+    (5 ops); the zoomed pair split (10 ops); a split backbone plus local zoomed corrections around
+    poles, singular ends and kinks (:func:`tabula.qmath.table16_tiled.build_table_int16_tiled`).
+    :mod:`tabula.qmath.piecewise` builds ramp plans for the piecewise-linear activations."""
 
     terms: tuple[Table16Term, ...]
+    ramps: tuple[Ramp16, ...] = ()
+    product: Table16Product | None = None
+    frac_bits: int = 7 + TABLE16_FRAC_BITS
 
     @property
     def split(self) -> bool:
         return any(t.lo is not None for t in self.terms)
 
     @property
+    def wide(self) -> bool:
+        """True when the accumulator is the 2^-frac_bits sum (split tables, ramps or a product) rather
+        than the hi tables' 16.7 sum alone."""
+        return self.split or bool(self.ramps) or self.product is not None
+
+    @property
     def n_tables(self) -> int:
         return sum(1 + (t.lo is not None) for t in self.terms)
 
     @property
+    def centres(self) -> list[int]:
+        """The distinct non-zero centres, each one shift TABLE in the IR, in order of first use."""
+        out: list[int] = []
+        for t in self.terms:
+            if t.centre and t.centre not in out:
+                out.append(t.centre)
+        return out
+
+    @property
+    def indexes(self) -> list[tuple[int, int]]:
+        """The distinct ``(centre, zoom)`` with zoom > 0, each one RESCALE in the IR, in order of first use."""
+        out: list[tuple[int, int]] = []
+        for t in self.terms:
+            if t.zoom and (t.centre, t.zoom) not in out:
+                out.append((t.centre, t.zoom))
+        return out
+
+    @property
     def n_ops(self) -> int:
-        """IR ops: zoom RESCALEs + TABLEs + ADDs + RESCALEs (2 for one table ... 10 for a split zoomed pair)."""
-        n = len({t.zoom for t in self.terms} - {0}) + self.n_tables + len(self.terms) - 1  # zooms, TABLEs, hi ADDs
-        if not self.split:
-            return n + 1  # RESCALE x 2^-7
+        """IR ops (:func:`tabula.lowering.ops.table.emit_int16`): shift TABLEs and zoom RESCALEs, TABLEs,
+        RESCALEs x 2^7, per ramp a CLAMP and a RESCALE, the ADD/SUBs, the final RESCALE (or RESCALE, MUL,
+        RESCALE): 2 for one table, 5 split, 5 for a zoomed pair, 11 for a split zoomed pair."""
+        n_hi = len(self.terms)
+        n = len(self.centres) + len(self.indexes) + n_hi  # index ops, hi TABLEs
+        if not self.wide:
+            return n + max(n_hi - 1, 0) + 1  # ADDs, RESCALE x 2^-7
         n_lo = sum(t.lo is not None for t in self.terms)
-        return n + 1 + (n_lo - 1) + 1 + 1  # RESCALE x 2^7, lo ADDs, ADD hi+lo, RESCALE x 2^-14
+        n += n_hi + 2 * n_lo + 2 * len(self.ramps)  # RESCALE x 2^7 per term, lo TABLEs + ADDs, ramps
+        n += n_hi + len(self.ramps) - 1  # ADD/SUBs joining the parts
+        return n + (3 if self.product is not None else 1)
 
     @property
     def form(self) -> str:
-        """``single``, ``split``, ``zoom<k>`` or ``zoom<k>+split``."""
-        zooms = sorted({t.zoom for t in self.terms} - {0})
-        name = "+".join([f"zoom{k}" for k in zooms] + (["split"] if self.split else []))
-        return name or "single"
+        """``single``, ``split``, ``zoom<k>``, ``zoom<k>+split``; with centred terms ``zoom<k>@<centre>``
+        per term (a tiled plan); ramp plans ``ramps<n>`` (and ``+mul`` for a product)."""
+        zooms = sorted({(t.centre, t.zoom) for t in self.terms if t.zoom})
+        parts = [f"zoom{k}" + (f"@{c}" if c else "") for c, k in zooms]
+        if any(t.zoom == 0 and t.centre for t in self.terms):
+            parts.append("shift")
+        if self.ramps:
+            parts.insert(0, f"ramps{len(self.ramps)}")
+        if self.split:
+            parts.append("split")
+        if self.product is not None:
+            parts.append("mul")
+        return "+".join(parts) or "single"
 
 
 def zoom_rescale(k: int) -> tuple[int, int]:
@@ -140,10 +233,31 @@ def zoom_rescale(k: int) -> tuple[int, int]:
     return 1 << 30, 30 - k
 
 
-def _zoom_index(codes: np.ndarray, k: int) -> np.ndarray:
-    if k == 0:
+def centre_table(centre: int) -> np.ndarray:
+    """The int16 [513] TABLE whose interpolation is ``128 * saturate16(x - centre)`` exactly, for every
+    int16 x: knots ``clip(code - centre)``; ``centre`` a multiple of 128 puts the clip's kinks (at
+    ``centre +- 32768``) on knots, so every segment is linear.  A centred term's index is this TABLE's
+    int32 output RESCALEd by 2^(zoom-7) (:func:`centre_rescale`): ``saturate16((x - centre) * 2^zoom)``.
+
+    Raises:
+        ValueError: ``centre`` is not a multiple of 128 or outside [-65536, 65536].
+    """
+    if centre % 128 or not -65536 <= centre <= 65536:
+        raise ValueError(f"a table centre is a multiple of 128 in [-65536, 65536], not {centre}")
+    return np.clip(INT16_TABLE_CODES - centre, -32768, 32767).astype(np.int16)
+
+
+def centre_rescale(k: int) -> tuple[int, int]:
+    """(multiplier, shift) of the RESCALE int32 -> int16 x 2^(k-7) that turns the shift TABLE's output
+    ``128 * w`` into the index ``saturate16(w * 2^k)``: ``(128 w * 2^30 + 2^(36-k)) >> (37-k) == w * 2^k``
+    exactly (``|128 w| <= 2^22 < 2^(36-k)``: TOSA's REQUIRE holds for k <= 13)."""
+    return 1 << 30, 37 - k
+
+
+def _zoom_index(codes: np.ndarray, k: int, centre: int = 0) -> np.ndarray:
+    if k == 0 and centre == 0:
         return np.asarray(codes, dtype=np.int64)
-    return np.clip(apply_scale_32_round_half_up(codes, *zoom_rescale(k)), -32768, 32767)
+    return np.clip((np.asarray(codes, dtype=np.int64) - centre) << k, -32768, 32767)
 
 
 def _interp64(knots: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -159,14 +273,14 @@ def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.nda
     the single form), step by step as the IR does it, on int16 ``codes``.
 
     Raises:
-        QuantizationError: an int32 intermediate would overflow, or the RESCALE x 2^7 would break TOSA's
-            REQUIRE |v| < 2^22 (never for plans :func:`build_table_int16_plan` returns: it checks them
-            on every code).
+        QuantizationError: an int32 intermediate would overflow, or a RESCALE would break TOSA's REQUIRE
+            on its input (never for plans the builders return: they check them on every code).
     """
     if not isinstance(plan, Table16Plan):
         plan = Table16Plan((Table16Term(0, np.asarray(plan)),))
     lo32, hi32 = dtypes.range_of("int32")
-    idx = {k: _zoom_index(codes, k) for k in {t.zoom for t in plan.terms}}
+    codes = np.asarray(codes, dtype=np.int64)
+    idx = {(t.centre, t.zoom): _zoom_index(codes, t.zoom, t.centre) for t in plan.terms}
 
     def total(parts):
         acc = np.zeros(np.shape(codes), dtype=np.int64)
@@ -176,17 +290,33 @@ def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.nda
                 raise QuantizationError("int16 table: a sum of table terms leaves int32")
         return acc
 
-    h = total(table_interpolate_int16(t.hi, idx[t.zoom]).astype(np.int64) for t in plan.terms)
-    if not plan.split:
-        out = apply_scale_32_round_half_up(h, *TABLE16_RESCALE)
+    def rescale(v, m, s):
+        lim = np.int64(1) << (s - 1)
+        if v.size and (v.min() < -lim or v.max() >= lim):
+            raise QuantizationError(f"int16 table: a RESCALE input leaves [-2^{s - 1}, 2^{s - 1}), TOSA's REQUIRE")
+        return apply_scale_32_round_half_up(v, m, s)
+
+    his = [table_interpolate_int16(t.hi, idx[(t.centre, t.zoom)]).astype(np.int64) for t in plan.terms]
+    if not plan.wide:
+        out = apply_scale_32_round_half_up(total(his), *TABLE16_RESCALE)
         return np.clip(out, -32768, 32767).astype(np.int16)
-    lim = 1 << (TABLE16_SPLIT_SHIFT_UP[1] - 1)
-    if h.size and (h.min() < -lim or h.max() >= lim):
-        raise QuantizationError("split int16 table: the hi sum leaves [-2^22, 2^22), TOSA's REQUIRE for x 2^7")
-    h = apply_scale_32_round_half_up(h, *TABLE16_SPLIT_SHIFT_UP)
-    lo = [table_interpolate_int16(t.lo, idx[t.zoom]).astype(np.int64) for t in plan.terms if t.lo is not None]
-    acc = total([h, total(lo)])
-    out = apply_scale_32_round_half_up(acc, *TABLE16_SPLIT_RESCALE)
+    parts = []
+    for t, h in zip(plan.terms, his):
+        part = rescale(h, *TABLE16_SPLIT_SHIFT_UP)
+        if t.lo is not None:
+            part = total([part, table_interpolate_int16(t.lo, idx[(t.centre, t.zoom)]).astype(np.int64)])
+        parts.append(part)
+    parts += [r.value(codes) for r in plan.ramps]
+    acc = total(parts)
+    if plan.product is None:
+        out = rescale(acc, 1 << 30, 30 + plan.frac_bits)
+    else:
+        p = plan.product
+        prod = acc * codes
+        if p.mul_shift:
+            prod = (prod + (np.int64(1) << (p.mul_shift - 1))) >> p.mul_shift
+        prod = total([prod])
+        out = rescale(prod, p.multiplier, p.shift)
     return np.clip(out, -32768, 32767).astype(np.int16)
 
 
@@ -239,7 +369,8 @@ def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
 
 
 def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_bits: int = 0,
-                     base: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
+                     base: np.ndarray | None = None, mask: np.ndarray | None = None,
+                     base_knots: np.ndarray | None = None) -> np.ndarray:
     """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S], in
     2^-frac_bits output LSB: 0 for a single table, :data:`TABLE16_FRAC_BITS` for a split one) by
     dynamic programming over the chain of entries: first the smallest achievable max error of the
@@ -249,7 +380,10 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
     are forbidden, so the result keeps f's monotonicity.
     ``base`` (int64 [512, 128], in 2^-(7+frac_bits) LSB): what the other terms of a composite table add
     at each code before the final rounding; ``mask`` (bool [512, 128]): the index codes that occur
-    (a zoomed term only sees multiples of 2^zoom); errors elsewhere are ignored."""
+    (a zoomed term only sees multiples of 2^zoom); errors elsewhere are ignored.  ``base_knots`` (float
+    [513], in 2^-frac_bits LSB): the other terms' sum at each knot's input position, linear between
+    knots; the direction rules then apply to the total (knot + base) instead of the knot alone (a
+    correction term whose total must follow f, :mod:`tabula.qmath.table16_tiled`)."""
     n, S = states.shape
     r = np.arange(128, dtype=np.int64)
     sh = 7 + frac_bits
@@ -272,7 +406,9 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
     dk = dirs[:, None, None]
     # split tables: this range of d keeps the hi table's slopes inside int16 after the split
     smin, smax = (_SLOPE_MIN, _SLOPE_MAX) if frac_bits == 0 else ((_SLOPE_MIN + 2) * u, (_SLOPE_MAX - 1) * u)
-    ok = (d >= smin) & (d <= smax) & ~((dk == 1) & (d < 0)) & ~((dk == -1) & (d > 0)) & ~((dk == 2) & (d != 0))
+    dt = d if base_knots is None else d + np.diff(base_knots)[:, None, None]  # the total's step
+    eps = 0 if base_knots is None else 1e-9
+    ok = (d >= smin) & (d <= smax) & ~((dk == 1) & (dt < -eps)) & ~((dk == -1) & (dt > eps)) & ~((dk == 2) & (d != 0))
     segmax = np.where(ok, segmax, np.inf)
     # pass 1: bottleneck (min over paths of the max segment error)
     best = np.zeros(S)
@@ -500,18 +636,23 @@ def build_table_int16_plan(
     1. one table (:func:`build_table_int16`; 2 IR ops);
     2. a split table (:func:`build_table_int16_split`) or a zoomed pair (:func:`build_table_int16_zoom`,
        zoom 1 or 2) -- 5 IR ops, the more accurate of those within the bound;
-    3. a split zoomed pair (zoom 1, 2 or 3; 10 IR ops), the most accurate;
-    4. a deeply zoomed pair (zoom 4 to 7, 5 ops) -- for a pole or infinite slope at x = 0;
+    3. a split zoomed pair (zoom 1, 2 or 3; 11 IR ops), the most accurate;
+    4. a tiled plan (:func:`tabula.qmath.table16_tiled.build_table_int16_tiled`): a split backbone plus
+       zoomed corrections where f bends, jumps or has a singular point (asin/acos/atanh at +-1, log,
+       sqrt, rsqrt, reciprocal at 0, acosh at 1, log1p at -1, exp's top, cos over a wide range),
+       coarser zooms first;
 
     and, when none reaches the bound, the most accurate -- where a costlier form must cut the max
-    error by 10 % over the best cheaper one (asin's edge singularity gains 1 LSB of 429 from zooming: it
-    keeps one table).  A candidate counts only if it is
+    error by 10 % over the best cheaper one.  Tiers 2 and 3 are skipped when one table errs by more
+    than 64 LSB (a singularity: only tiling helps there).  A candidate counts only if it is
     exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
     against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
 
     Raises:
         QuantizationError: as :func:`build_table_int16` (the one-table form is always built).
     """
+    from .table16_tiled import build_table_int16_tiled
+
     codes = np.arange(-32768, 32768, dtype=np.int64)
     y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
     target, y_end = y[:-1], float(y[-1])
@@ -526,7 +667,7 @@ def build_table_int16_plan(
             return None
         return float(np.abs(dev - target).max())
 
-    def consider(plans) -> Table16Plan | None:
+    def consider(plans, first_within: bool = False) -> Table16Plan | None:
         tier = []
         for make in plans:
             try:
@@ -536,7 +677,12 @@ def build_table_int16_plan(
             e = score(plan)
             if e is not None:
                 tier.append((e, plan))
+                if first_within and e <= TABLE16_SPLIT_ABOVE_LSB:
+                    break
         scored.extend(tier)
+        if first_within:
+            within = [p for e, p in tier if e <= TABLE16_SPLIT_ABOVE_LSB]
+            return within[0] if within else None
         tier.sort(key=lambda t: t[0])
         return tier[0][1] if tier and tier[0][0] <= TABLE16_SPLIT_ABOVE_LSB else None
 
@@ -545,17 +691,22 @@ def build_table_int16_plan(
     if e1 is None or e1 <= TABLE16_SPLIT_ABOVE_LSB:
         return single
     scored.append((e1, single))
-    tiers = [
-        [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
-        + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
-        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
-        # a pole or an infinite slope at 0 (log, sqrt, rsqrt, reciprocal): a deep centre
-        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (4, 5, 6, 7)],
-    ]
+    tiers = []
+    if e1 <= _CLASSIC_FORMS_BELOW_LSB:
+        tiers += [
+            [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
+            + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
+            [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
+        ]
     for tier in tiers:
         chosen = consider(tier)
         if chosen is not None:
             return chosen
+    # tiled: the first chord target that reaches the bound (coarser zooms are cheaper)
+    chosen = consider([lambda c=c: build_table_int16_tiled(f, in_scale, out_scale, domain=domain, chord_lsb=c)
+                       for c in _TILED_CHORDS_LSB], first_within=True)
+    if chosen is not None:
+        return chosen
     # none within 1 LSB: from the cheapest up, a costlier form must cut the max error by 10 %
     scored.sort(key=lambda t: (t[1].n_ops, t[0]))
     e, choice = scored[0]
@@ -563,4 +714,3 @@ def build_table_int16_plan(
         if e2 < 0.9 * e:
             e, choice = e2, plan
     return choice
-

@@ -28,7 +28,7 @@ class Case:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     domain: tuple[float, float] | None = None  # None: rules.DOMAIN's, if any
-    fixed_grid: bool = False  # input grid fixed to [-1, 1]: int8 scale 1/127 zp 0
+    fixed_grid: bool = False  # input grid fixed to [-1, 1]: int8 scale 1/127 zp 0; int16 the quantizer's
 
     @property
     def id(self) -> str:
@@ -47,6 +47,9 @@ class Case:
 
     def in_qparams(self, dtype: str) -> tuple[float, int]:
         if dtype == "int16":
+            if self.fixed_grid:  # as the a16w8 quantizer fixes it: 1/32767, atanh (open) 1/32768
+                d = rules.DOMAIN[self.function]
+                return (1.0 / 32768.0 if d.open else 1.0 / 32767.0), 0
             return max(abs(self.lo), abs(self.hi)) / 32767.0, 0
         if self.fixed_grid:
             return 1.0 / 127.0, 0
@@ -106,7 +109,18 @@ def build(case: Case, dtype: str, method: str = "minimax"):
 def build_plan(case: Case, form: str | None = None):
     """(plan, (s_in, 0), (s_out, 0)): the int16 :class:`~tabula.qmath.Table16Plan` for ``case`` --
     the lowering's choice (``form=None``) or a given form: ``single``, ``split``, ``zoom<k>``,
-    ``zoom<k>+split``."""
+    ``zoom<k>+split``, ``tiled``.  Memoised per (case, form): plans are deterministic and the tiled
+    ones take seconds."""
+    key = (case.id, case.lo, case.hi, case.domain, case.fixed_grid, form)
+    if key not in _PLANS:
+        _PLANS[key] = _build_plan(case, form)
+    return _PLANS[key]
+
+
+_PLANS: dict = {}
+
+
+def _build_plan(case: Case, form: str | None):
     f, dom = case.f(), case.dom
     s_in, _ = case.in_qparams("int16")
     s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
@@ -116,6 +130,8 @@ def build_plan(case: Case, form: str | None = None):
         plan = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=dom)),))
     elif form == "split":
         plan = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    elif form == "tiled":
+        plan = qmath.build_table_int16_tiled(f, s_in, s_out, domain=dom)
     else:
         zoom, _, split = form.partition("+")
         plan = qmath.build_table_int16_zoom(f, s_in, s_out, int(zoom[4:]), split=bool(split), domain=dom)
