@@ -35,9 +35,13 @@ def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
             at = op.attrs
             out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
                                      shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
+        elif op.op == "CLAMP":
+            out = kernel_lib.clamp(a, op.attrs["min"], op.attrs["max"])
+        elif op.op == "MUL":
+            out = kernel_lib.mul(a, vals[op.inputs[1]], op.attrs.get("shift", 0))
         else:
-            assert op.op == "ADD", op.op
-            out = kernel_lib.add(a, vals[op.inputs[1]])
+            assert op.op in ("ADD", "SUB"), op.op
+            out = (kernel_lib.add if op.op == "ADD" else kernel_lib.sub)(a, vals[op.inputs[1]])
         vals[op.outputs[0]] = out
     return vals
 
@@ -47,9 +51,10 @@ def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
     """Every intermediate and the result, on every input code, and for int16 the fused C kernel codegen
-    calls instead of the op sequence (tabula_table16_s16).  ``int16``: the form the lowering picks;
-    ``int16-other``: the split zoomed pair (every op kind a table op can lower to: RESCALE int16 ->
-    int16, four TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
+    calls instead of the op sequence (tabula_table16_s16).  ``int16``: the form the lowering picks
+    (tiled with shift TABLEs for the singular ops, exact ramps -- CLAMP, RESCALE, SUB, MUL -- for the
+    piecewise-linear ones); ``int16-other``: the split zoomed pair (RESCALE int16 -> int16, four
+    TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
     dtype = form[:5]
     if form == "int16-other":
         chosen = build_plan(case)[0].form

@@ -36,7 +36,7 @@ def fuse_table16(g: Graph) -> Graph:
         group = [i for i, o in enumerate(g.ops) if set(o.outputs) & (internal | {out})]
         if internal & set(g.outputs) or any(c not in group for n in internal for c in consumers.get(n, [])):
             continue
-        terms = a.get("terms") or [{"zoom": 0, "centre": 0, "hi": op.inputs[1], "lo": None}]
+        terms = a["terms"] if "terms" in a else [{"zoom": 0, "centre": 0, "hi": op.inputs[1], "lo": None}]
         consts = [n for t in terms for n in (t["hi"], t.get("lo")) if n is not None]
         x = a.get("input", op.inputs[0])
         wide = "frac_bits" in a

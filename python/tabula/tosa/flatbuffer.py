@@ -10,6 +10,8 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
 ``ADD``/``SUB`` inputs ``a``, ``b`` (int32, same shape) -> int32.
 ``MUL``      inputs ``a``, ``b`` (int32, same shape), ``shift`` (CONST int8 [1]) -> int32.
+``CLAMP``    input ``x`` (int8 / int16); attributes ``min_val`` / ``max_val`` (the bounds as bytes of
+             the input type), ``nan_mode = PROPAGATE``.
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from ..errors import IRError, TabulaError
 from ..ir import Graph
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "CLAMP")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -43,17 +45,18 @@ def _modules():
         from serializer import tosa_serializer as ts
     import tosa_reference_model
     from tosa.DType import DType
+    from tosa.NanPropagationMode import NanPropagationMode
     from tosa.Op import Op
     from tosa.RoundingMode import RoundingMode
 
-    return ts, tosa_reference_model, DType, Op, RoundingMode
+    return ts, tosa_reference_model, DType, Op, RoundingMode, NanPropagationMode
 
 
 def serialize(g: Graph) -> bytes:
     """The TOSA flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order), IR
     constants become CONST ops, ``g.outputs`` the block outputs.  Raises :class:`IRError` naming any
     op outside :data:`SUPPORTED_OPS`."""
-    ts, _, DType, Op, RoundingMode = _modules()
+    ts, _, DType, Op, RoundingMode, NanPropagationMode = _modules()
     dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int48": DType.INT48}
     other = sorted({o.op for o in g.ops} - set(SUPPORTED_OPS))
     if other:
@@ -86,6 +89,11 @@ def serialize(g: Graph) -> bytes:
         elif op.op in ("ADD", "SUB"):
             getattr(attr, f"{op.op.capitalize()}Attribute")()
             s.addOperator(getattr(Op, op.op), [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        elif op.op == "CLAMP":
+            np_t = np.int8 if x.dtype == "int8" else np.int16
+            attr.ClampAttribute(s.builder, np.array([op.attrs["min"]], np_t).tobytes(),
+                                np.array([op.attrs["max"]], np_t).tobytes(), NanPropagationMode.PROPAGATE)
+            s.addOperator(Op.CLAMP, [name[op.inputs[0]]], [name[out_name]], attr)
         elif op.op == "MUL":
             attr.MulAttribute()
             shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))

@@ -5,8 +5,11 @@ own float op (and the node's extra arguments, e.g. elu's alpha) and PyTorch's ro
 int16: 513 entries (TOSA interpolation) -> int32 in 1/128 output LSB, then RESCALE x 2^-7; where that
 single table errs by more than 1 output LSB (int16 sigmoid beyond about +-3, tanh beyond +-2), the
 cheapest multi-table form that is within 1 LSB (else the most accurate): knots in 1/128 LSB held in two
-tables (``hi * 2^7 + lo``), and/or a zoomed centre table indexed by ``x * 2^k`` plus a table for the
-rest (:class:`tabula.qmath.Table16Plan`, :func:`emit_int16`).
+tables (``hi * 2^7 + lo``), a zoomed centre table indexed by ``x * 2^k`` plus a table for the rest, or a
+backbone with zoomed corrections around singular points (:class:`tabula.qmath.Table16Plan`,
+:func:`emit_int16`).  The piecewise-linear ops (leaky_relu, hardsigmoid, hardswish, elu's linear part;
+:data:`tabula.qmath.piecewise.EXACT_INT16`) are exact integer ramps in int16 instead
+(:func:`tabula.qmath.piecewise.build_piecewise_int16`: CLAMP, RESCALE, ADD/SUB, MUL).
 Domain-limited ops (``rules.DOMAIN``) evaluate f on inputs clipped to the domain, so an edge code
 (int8 -128 on a fixed [-1, 1] grid) gives f at the edge, and poles saturate.
 The op records ``function``, ``args`` and ``domain`` so reports can recompute the error bound.
@@ -22,6 +25,7 @@ from ...errors import LoweringError
 from ...fx import node_source
 from ...ir import Op
 from ...qmath import QuantizationError, build_table_int8
+from ...qmath.piecewise import EXACT_INT16, build_piecewise_int16
 
 ATEN = sorted(rules.TABLE)
 
@@ -49,6 +53,11 @@ def lower(ctx, node) -> None:
             table = build_table_int8(f, x.scale, x.zero_point, out.scale, out.zero_point, domain=domain)
             t = ctx.const(f"{node.name}_table", table, "int8")
             ctx.graph.add_op(Op("TABLE", [x.name, t.name], [out.name], attrs, src))
+        elif name in EXACT_INT16:
+            if int(x.zero_point) != 0 or int(out.zero_point) != 0:
+                raise LoweringError(f"{src}: int16 table ops need symmetric int16 input and output (zero point 0)")
+            plan = build_piecewise_int16(name, extra, kwargs, f, x.scale, out.scale)
+            emit_int16(ctx, node.name, x, out, f, attrs, src, plan=plan)
         else:
             emit_int16(ctx, node.name, x, out, f, attrs, src)
     except QuantizationError as e:
