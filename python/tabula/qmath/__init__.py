@@ -5,6 +5,7 @@
 - :mod:`.table8`: the int8 TABLE (every input code enumerated);
 - :mod:`.table16`: the int16 TABLE (interpolation, fitted entries) and its multi-table plans;
   :mod:`.table16_tiled`: tiled plans (a backbone plus zoomed corrections at singular points);
+  :mod:`.table16_plan`: which of those forms an op gets;
 - :mod:`.bounds`: table-exact output qparams and the error bound of a TABLE over every code.
 
 The names below are re-exported so callers write ``from tabula.qmath import quantize_multiplier``.
@@ -21,6 +22,7 @@ from .scaling import (
     reciprocal_scale,
 )
 from .table8 import build_table_int8
+from .table16_plan import build_table_int16_plan
 from .table16_tiled import build_table_int16_tiled
 from .table16 import (
     INT16_TABLE_CODES,
@@ -33,7 +35,6 @@ from .table16 import (
     Table16Product,
     Table16Term,
     build_table_int16,
-    build_table_int16_plan,
     build_table_int16_split,
     build_table_int16_zoom,
     centre_rescale,

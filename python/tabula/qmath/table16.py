@@ -47,16 +47,9 @@ TABLE16_SPLIT_RESCALE = (1 << 30, 37 + TABLE16_FRAC_BITS)
 _TABLE16_SPLIT_SEARCH = 8
 
 #: int16 table ops whose single table errs by more than this (output LSB, max over every code) get a
-#: split and/or zoomed table when that is more accurate (:func:`build_table_int16_plan`).
+#: split, zoomed or tiled plan when that is more accurate
+#: (:func:`tabula.qmath.table16_plan.build_table_int16_plan`).
 TABLE16_SPLIT_ABOVE_LSB = 1.0
-
-#: One table erring by more than this (output LSB) has a singularity the split and zoomed pairs cannot
-#: follow: :func:`build_table_int16_plan` goes straight to a tiled plan.
-_CLASSIC_FORMS_BELOW_LSB = 64.0
-
-#: Chord targets (output LSB) a tiled plan is tried with, cheapest first
-#: (:data:`tabula.qmath.table16_tiled.TILE_CHORD_LSB`).
-_TILED_CHORDS_LSB = (0.45, 0.3, 0.2)
 
 
 def table_interpolate_int16(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -90,7 +83,8 @@ class Table16Term:
     ``index = x`` (``zoom == 0``) or ``saturate16((x - centre) * 2^zoom)``: a 2^zoom finer view of the
     input codes around ``centre`` (0: the middle of the range, RESCALE x * 2^zoom; a multiple of 128
     otherwise, e.g. +-32768 for the range ends, through a shift table, :func:`centre_table`).
-    ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or ``hi * 2^7 + lo`` (1/128 LSB)."""
+    ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or ``hi * 2^7 + lo`` (1/128 LSB).  A centred
+    term has ``zoom >= 1``."""
 
     zoom: int
     hi: np.ndarray
@@ -153,7 +147,7 @@ class Table16Plan:
     ``frac_bits``: the accumulator's unit is 2^-frac_bits output LSB -- 7 + :data:`TABLE16_FRAC_BITS`
     whenever there are terms; a ramps-only plan may use fewer bits so its ramps fit int32.
 
-    Forms built by :func:`build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
+    Forms built by :func:`tabula.qmath.build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
     zoomed pair, ``[zoom k: f on the middle 1/2^k of the range, clamped beyond; zoom 0: the rest]``
     (5 ops); the zoomed pair split (10 ops); a split backbone plus local zoomed corrections around
     poles, singular ends and kinks (:func:`tabula.qmath.table16_tiled.build_table_int16_tiled`).
@@ -234,10 +228,11 @@ def zoom_rescale(k: int) -> tuple[int, int]:
 
 
 def centre_table(centre: int) -> np.ndarray:
-    """The int16 [513] TABLE whose interpolation is ``128 * saturate16(x - centre)`` exactly, for every
-    int16 x: knots ``clip(code - centre)``; ``centre`` a multiple of 128 puts the clip's kinks (at
-    ``centre +- 32768``) on knots, so every segment is linear.  A centred term's index is this TABLE's
-    int32 output RESCALEd by 2^(zoom-7) (:func:`centre_rescale`): ``saturate16((x - centre) * 2^zoom)``.
+    """The int16 [513] shift TABLE of a centred term: knots ``clip(code - centre)``, so its output is
+    ``128 * (x - centre)`` exactly wherever ``-32768 <= x - centre < 32640`` (``centre`` a multiple of 128
+    puts the lower clip on a knot), and at least ``128 * 32640`` above.  RESCALEd by 2^(k-7) (k >= 1,
+    :func:`centre_rescale`) it gives the term's index ``saturate16((x - centre) * 2^k)`` on every int16 x:
+    where the shift is inexact the index saturates either way.
 
     Raises:
         ValueError: ``centre`` is not a multiple of 128 or outside [-65536, 65536].
@@ -621,96 +616,3 @@ def _monotone_where_f_is(dev: np.ndarray, y: np.ndarray, y_end: float) -> bool:
     dirs = np.repeat(_table16_segment_directions(y, y_end), 128)[:-1]  # direction of pair (c, c+1)
     d = np.diff(dev.astype(np.int64))
     return bool(np.all(np.where(dirs == 1, d >= 0, np.where(dirs == -1, d <= 0, np.where(dirs == 2, d == 0, True)))))
-
-
-def build_table_int16_plan(
-    f: Callable[[np.ndarray], np.ndarray],
-    in_scale: float,
-    out_scale: float,
-    *,
-    domain: tuple[float, float] | None = None,
-) -> Table16Plan:
-    """The int16 table tabula lowers to: the cheapest :class:`Table16Plan` whose max error over every
-    input code is within :data:`TABLE16_SPLIT_ABOVE_LSB` (1 output LSB), trying in order of cost
-
-    1. one table (:func:`build_table_int16`; 2 IR ops);
-    2. a split table (:func:`build_table_int16_split`) or a zoomed pair (:func:`build_table_int16_zoom`,
-       zoom 1 or 2) -- 5 IR ops, the more accurate of those within the bound;
-    3. a split zoomed pair (zoom 1, 2 or 3; 11 IR ops), the most accurate;
-    4. a tiled plan (:func:`tabula.qmath.table16_tiled.build_table_int16_tiled`): a split backbone plus
-       zoomed corrections where f bends, jumps or has a singular point (asin/acos/atanh at +-1, log,
-       sqrt, rsqrt, reciprocal at 0, acosh at 1, log1p at -1, exp's top, cos over a wide range),
-       coarser zooms first;
-
-    and, when none reaches the bound, the most accurate -- where a costlier form must cut the max
-    error by 10 % over the best cheaper one.  Tiers 2 and 3 are skipped when one table errs by more
-    than 64 LSB (a singularity: only tiling helps there).  A candidate counts only if it is
-    exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
-    against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
-
-    Raises:
-        QuantizationError: as :func:`build_table_int16` (the one-table form is always built).
-    """
-    from .table16_tiled import build_table_int16_tiled
-
-    codes = np.arange(-32768, 32768, dtype=np.int64)
-    y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
-    target, y_end = y[:-1], float(y[-1])
-    scored: list[tuple[float, Table16Plan]] = []
-
-    def score(plan: Table16Plan) -> float | None:
-        try:
-            dev = table16_apply(plan, codes)
-        except QuantizationError:
-            return None
-        if not _monotone_where_f_is(dev, target, y_end):
-            return None
-        return float(np.abs(dev - target).max())
-
-    def consider(plans, first_within: bool = False) -> Table16Plan | None:
-        tier = []
-        for make in plans:
-            try:
-                plan = make()
-            except QuantizationError:
-                continue
-            e = score(plan)
-            if e is not None:
-                tier.append((e, plan))
-                if first_within and e <= TABLE16_SPLIT_ABOVE_LSB:
-                    break
-        scored.extend(tier)
-        if first_within:
-            within = [p for e, p in tier if e <= TABLE16_SPLIT_ABOVE_LSB]
-            return within[0] if within else None
-        tier.sort(key=lambda t: t[0])
-        return tier[0][1] if tier and tier[0][0] <= TABLE16_SPLIT_ABOVE_LSB else None
-
-    single = Table16Plan((Table16Term(0, build_table_int16(f, in_scale, out_scale, domain=domain)),))
-    e1 = score(single)
-    if e1 is None or e1 <= TABLE16_SPLIT_ABOVE_LSB:
-        return single
-    scored.append((e1, single))
-    tiers = []
-    if e1 <= _CLASSIC_FORMS_BELOW_LSB:
-        tiers += [
-            [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
-            + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
-            [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
-        ]
-    for tier in tiers:
-        chosen = consider(tier)
-        if chosen is not None:
-            return chosen
-    # tiled: the first chord target that reaches the bound (coarser zooms are cheaper)
-    chosen = consider([lambda c=c: build_table_int16_tiled(f, in_scale, out_scale, domain=domain, chord_lsb=c)
-                       for c in _TILED_CHORDS_LSB], first_within=True)
-    if chosen is not None:
-        return chosen
-    # none within 1 LSB: from the cheapest up, a costlier form must cut the max error by 10 %
-    scored.sort(key=lambda t: (t[1].n_ops, t[0]))
-    e, choice = scored[0]
-    for e2, plan in scored[1:]:
-        if e2 < 0.9 * e:
-            e, choice = e2, plan
-    return choice

@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import QuantizationError
-from ._common import _check_nan, _clip_to_domain, _end_knot_inside, _eval_f64
+from ._common import _check_nan, _check_out_scale, _clip_to_domain, _end_knot_inside, _eval_f64
 from .table16 import (
     INT16_TABLE_CODES,
     TABLE16_FRAC_BITS,
@@ -216,10 +216,11 @@ def build_table_int16_tiled(
         a :class:`Table16Plan`: the backbone (zoom 0) first, then one term per ``(centre, zoom)``, all
         split; checked on every code (int32 sums, TOSA's REQUIREs).
     Raises:
-        QuantizationError: f is NaN at some code, a knot difference leaves int16 (a jump of more than
-            half the output range between two adjacent codes), or no candidate knots keep f's
-            directions.
+        QuantizationError: ``out_scale`` is not a positive finite number, f is NaN at some code, a knot
+            difference leaves int16 (a jump of more than half the output range between two adjacent
+            codes), or no candidate knots keep f's directions.
     """
+    _check_out_scale(out_scale)
     j = TABLE16_FRAC_BITS
     sh = 7 + j
     yc = _target_fn(f, in_scale, out_scale, domain)
