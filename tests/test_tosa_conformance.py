@@ -197,9 +197,22 @@ def test_serialize_names_unsupported_ops():
     from tabula.ir import IRError
 
     g = Graph()
-    g.add_tensor(Tensor("x", (2,), "int8", 1.0, 0))
-    g.add_tensor(Tensor("y", (2,), "int8", 1.0, 0))
-    g.add_op(Op("CLAMP", ["x"], ["y"], {"min": 0, "max": 3}))
+    g.add_tensor(Tensor("x", (2, 3), "int8", 1.0, 0))
+    g.add_tensor(Tensor("y", (3, 2), "int8", 1.0, 0))
+    g.add_op(Op("TRANSPOSE", ["x"], ["y"], {"perm": [1, 0]}))
     g.inputs, g.outputs = ["x"], ["y"]
-    with pytest.raises(IRError, match="CLAMP"):
+    with pytest.raises(IRError, match="TRANSPOSE"):
         T.serialize(g)
+
+
+def test_clamp_serializes_and_matches_tosa():
+    """CLAMP int16 (the ramps of the exact piecewise-linear ops clamp x before their RESCALE): the TOSA
+    reference model agrees with ours on every code, equal bounds (a constant) included."""
+    x = ALL["int16"]
+    for lo, hi in ((-1200, 3400), (16384, 16384), (-32768, 0)):
+        g = Graph()
+        g.add_tensor(Tensor("x", x.shape, "int16", 1.0, 0))
+        g.add_tensor(Tensor("y", x.shape, "int16", 1.0, 0))
+        g.add_op(Op("CLAMP", ["x"], ["y"], {"min": lo, "max": hi}))
+        g.inputs, g.outputs = ["x"], ["y"]
+        np.testing.assert_array_equal(T.run_graph(g, [x])[0], run_graph(g, [x])[0])

@@ -22,7 +22,7 @@ from .table16 import (
 )
 from .table16_tiled import build_table_int16_tiled
 
-__all__ = ["build_table_int16_plan"]
+__all__ = ["build_table_int16_plan", "most_accurate"]
 
 #: One table erring by more than this (output LSB) has a singularity the split and zoomed pairs cannot
 #: follow: :func:`build_table_int16_plan` goes straight to a tiled plan.
@@ -120,8 +120,17 @@ def build_table_int16_plan(
                        for c in _TILED_CHORDS_LSB], first_within=True)
     if chosen is not None:
         return chosen
-    # none within 1 LSB: from the cheapest up, a costlier form must cut the max error by 10 %
-    scored.sort(key=lambda t: (t[1].n_ops, t[0]))
+    return most_accurate(scored)  # none within 1 LSB
+
+
+def most_accurate(scored: list[tuple[float, Table16Plan]]) -> Table16Plan:
+    """The plan to take when none reaches 1 LSB: from the cheapest (fewest IR ops) up, a costlier plan
+    replaces the choice only when it cuts the max error (output LSB, first item) by 10 %.
+
+    Raises:
+        IndexError: ``scored`` is empty (the one-table form is always scored first).
+    """
+    scored = sorted(scored, key=lambda t: (t[1].n_ops, t[0]))
     e, choice = scored[0]
     for e2, plan in scored[1:]:
         if e2 < 0.9 * e:
