@@ -3,7 +3,7 @@ output LSB (:func:`build_table_int16_plan`), trying one table, split and zoomed 
 (:mod:`tabula.qmath.table16`) and tiled plans (:mod:`tabula.qmath.table16_tiled`) in order of cost."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

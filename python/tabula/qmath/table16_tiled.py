@@ -222,7 +222,6 @@ def build_table_int16_tiled(
     """
     _check_out_scale(out_scale)
     j = TABLE16_FRAC_BITS
-    sh = 7 + j
     yc = _target_fn(f, in_scale, out_scale, domain)
     y = _end_knot_inside(yc(np.arange(-32768, 32769, dtype=np.float64)))  # every code and the virtual +32768
     _check_nan(y, np.arange(-32768, 32769))
