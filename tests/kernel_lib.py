@@ -274,7 +274,8 @@ class KernelLib:
 
     def table16(self, x, plan) -> np.ndarray:
         """int16 x + a ``qmath.Table16Plan`` (or one 513-entry table) -> int16: the fused
-        ``tabula_table16_s16``."""
+        ``tabula_table16_s16`` (tables only, centred terms included) or ``tabula_table16_ramps_s16``
+        (ramps, a product step)."""
         from tabula import qmath
 
         if not isinstance(plan, qmath.Table16Plan):
@@ -282,12 +283,24 @@ class KernelLib:
         x = _c(x, np.int16)
         out = _out(x.shape, np.int16)
         n = len(plan.terms)
-        zoom = _c([t.zoom for t in plan.terms], np.int32)
+        zoom = _c([t.zoom for t in plan.terms] or [0], np.int32)
+        centre = _c([t.centre for t in plan.terms] or [0], np.int32)
         his = [_c(t.hi, np.int16) for t in plan.terms]
         los = [None if t.lo is None else _c(t.lo, np.int16) for t in plan.terms]
-        hi_arr = (_i16p * n)(*[_ptr(h, _i16p) for h in his])
+        hi_arr = (_i16p * max(n, 1))(*[_ptr(h, _i16p) for h in his])
         lo_arr = (_i16p * n)(*[_i16p() if lo is None else _ptr(lo, _i16p) for lo in los]) if plan.split else None
-        self._call("tabula_table16_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), hi_arr, lo_arr, _ptr(out, _i16p))
+        if not plan.ramps and plan.product is None:
+            self._call("tabula_table16_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), _ptr(centre, _i32p), hi_arr,
+                       lo_arr, _ptr(out, _i16p))
+            return out
+        ramps = _c([v for r in plan.ramps for v in (r.lo, r.hi, r.multiplier, r.shift, r.sign)] or [0], np.int32)
+        if plan.product is not None:
+            final = _c([plan.product.mul_shift, plan.product.multiplier, plan.product.shift], np.int32)
+        else:
+            final = _c([-1, 1 << 30, 30 + plan.frac_bits], np.int32)
+        self._call("tabula_table16_ramps_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), _ptr(centre, _i32p),
+                   hi_arr, lo_arr, len(plan.ramps), _ptr(ramps, _i32p) if plan.ramps else None, _ptr(final, _i32p),
+                   _ptr(out, _i16p))
         return out
 
     def table(self, x, table) -> np.ndarray:

@@ -20,6 +20,8 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              binding cannot return an INT48 tensor: read such a result through a RESCALE.)
 ``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
              (int8) or int48 (int16).
+``CLAMP``    input ``x`` (int8 / int16); attributes ``min_val`` / ``max_val`` (the bounds as bytes of
+             the input type), ``nan_mode = PROPAGATE``.
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..errors import IRError, TabulaError
 from ..ir import Graph
 
 SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D",
-                 "MATMUL")
+                 "MATMUL", "CLAMP")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -128,6 +130,11 @@ def serialize(g: Graph) -> bytes:
             attr.TileAttribute()
             mult = const([len(x.shape)], DType.SHAPE, np.asarray(op.attrs["multiples"], dtype=np.int64))
             s.addOperator(Op.TILE, [name[op.inputs[0]], mult], [name[out_name]], attr)
+        elif op.op == "CLAMP":
+            np_t = np.int8 if x.dtype == "int8" else np.int16
+            attr.ClampAttribute(s.builder, np.array([op.attrs["min"]], np_t).tobytes(),
+                                np.array([op.attrs["max"]], np_t).tobytes(), NanPropagationMode.PROPAGATE)
+            s.addOperator(Op.CLAMP, [name[op.inputs[0]]], [name[out_name]], attr)
         elif op.op == "MUL":
             attr.MulAttribute()
             shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
