@@ -106,12 +106,13 @@ class KernelLib:
         return Window(n, h, w, c, out_hw[0], out_hw[1], kernel[0], kernel[1], stride[0], stride[1],
                       dilation[0], dilation[1], pad[0], pad[2])
 
-    def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
+    def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None, requant=None) -> np.ndarray:
         """x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8, b [Cout] int32 or None; pad [t,b,l,r].
-        An int16 ``x`` calls tabula_conv2d_s16 (int64 bias/output; ``input_zp`` must be 0 here)."""
+        An int16 ``x`` calls tabula_conv2d_s16 (int64 bias/output; ``input_zp`` must be 0 here).
+        ``requant`` (the kernels' int32 block, :func:`requant_block`): the fused epilogue, int8 / int16 out."""
         if np.asarray(x).dtype == np.int16:
             return self._conv2d_s16(x, w, b, pad=pad, stride=stride, dilation=dilation, input_zp=input_zp,
-                                    weight_zp=weight_zp, out_hw=out_hw)
+                                    weight_zp=weight_zp, out_hw=out_hw, requant=requant)
         x, w = _c(x, np.int8), _c(w, np.int8)
         b = None if b is None else _c(b, np.int32)
         n, h, wd, _ = x.shape
@@ -120,12 +121,13 @@ class KernelLib:
             out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
                       (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
         win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
-        out = _out((n, out_hw[0], out_hw[1], cout), np.int32)
+        rq = None if requant is None else _c(requant, np.int32)
+        out = _out((n, out_hw[0], out_hw[1], cout), np.int32 if rq is None else np.int8)
         self._call("tabula_conv2d_s8", C.byref(win), cout, _ptr(x, _i8p), input_zp, _ptr(w, _i8p), weight_zp,
-                   _ptr(b, _i32p), _ptr(out, _i32p))
+                   _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
-    def _conv2d_s16(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw) -> np.ndarray:
+    def _conv2d_s16(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw, requant=None) -> np.ndarray:
         if input_zp != 0:
             raise ValueError("tabula_conv2d_s16 has no input zero point (int16 is symmetric)")
         x, w = _c(x, np.int16), _c(w, np.int8)
@@ -136,9 +138,10 @@ class KernelLib:
             out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
                       (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
         win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
-        out = _out((n, out_hw[0], out_hw[1], cout), np.int64)
+        rq = None if requant is None else _c(requant, np.int32)
+        out = _out((n, out_hw[0], out_hw[1], cout), np.int64 if rq is None else np.int16)
         self._call("tabula_conv2d_s16", C.byref(win), cout, _ptr(x, _i16p), _ptr(w, _i8p), weight_zp,
-                   _ptr(b, _i64p), _ptr(out, _i64p))
+                   _ptr(b, _i64p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
     def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
@@ -184,22 +187,24 @@ class KernelLib:
         return self._pool("avg_pool2d", x, kernel, stride, pad, dilation, input_zp, output_zp)
 
     # --- dense / elementwise ------------------------------------------------------------------
-    def fully_connected(self, x, w, b, *, input_zp, weight_zp) -> np.ndarray:
-        """x [N,Cin] int8 (or int16: tabula_fully_connected_s16, int64 bias/output, input_zp 0)."""
+    def fully_connected(self, x, w, b, *, input_zp, weight_zp, requant=None) -> np.ndarray:
+        """x [N,Cin] int8 (or int16: tabula_fully_connected_s16, int64 bias/output, input_zp 0).
+        ``requant`` (:func:`requant_block`): the fused epilogue, int8 / int16 out."""
+        rq = None if requant is None else _c(requant, np.int32)
         if np.asarray(x).dtype == np.int16:
             if input_zp != 0:
                 raise ValueError("tabula_fully_connected_s16 has no input zero point (int16 is symmetric)")
             x, w = _c(x, np.int16), _c(w, np.int8)
             b = None if b is None else _c(b, np.int64)
-            out = _out((x.shape[0], w.shape[0]), np.int64)
+            out = _out((x.shape[0], w.shape[0]), np.int64 if rq is None else np.int16)
             self._call("tabula_fully_connected_s16", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i16p),
-                       _ptr(w, _i8p), weight_zp, _ptr(b, _i64p), _ptr(out, _i64p))
+                       _ptr(w, _i8p), weight_zp, _ptr(b, _i64p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
             return out
         x, w = _c(x, np.int8), _c(w, np.int8)
         b = None if b is None else _c(b, np.int32)
-        out = _out((x.shape[0], w.shape[0]), np.int32)
+        out = _out((x.shape[0], w.shape[0]), np.int32 if rq is None else np.int8)
         self._call("tabula_fully_connected_s8", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i8p), input_zp,
-                   _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(out, _i32p))
+                   _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
     def matmul(self, a, b, *, a_zp=0, b_zp=0) -> np.ndarray:

@@ -75,6 +75,49 @@ static inline int tabula_rescale_args_ok(int32_t count, int32_t channels, int32_
 }
 
 /*
+ * Requantization epilogue of the accumulator kernels (CONV2D, FULLY_CONNECTED; contract: manifest.toml,
+ * conv2d): requant = {output_zp, out_min, out_max, multiplier[0], shift[0], ..., multiplier[out_c-1],
+ * shift[out_c-1]}.  Each output channel o of an accumulator acc becomes
+ *     clamp(apply_scale(acc, multiplier[o], shift[o]) + output_zp, out_min, out_max)
+ * -- TOSA RESCALE (single rounding, half toward +infinity) then the RESCALE's saturation, and a
+ * following CLAMP folded into [out_min, out_max].  tabula_requant_ok checks the block once per call:
+ * output_zp in [zp_lo, zp_hi], lo <= out_min <= out_max <= hi, every multiplier in [0, m_end) and
+ * every shift in [2, 62].
+ */
+static inline int tabula_requant_ok(const int32_t *requant, int32_t out_c, int32_t zp_lo, int32_t zp_hi, int64_t lo,
+                                    int64_t hi, int64_t m_end)
+{
+    int32_t o;
+    if (requant[0] < zp_lo || requant[0] > zp_hi || requant[1] < lo || requant[2] > hi || requant[1] > requant[2]) {
+        return 0;
+    }
+    for (o = 0; o < out_c; ++o) {
+        const int32_t m = requant[3 + 2 * o], s = requant[4 + 2 * o];
+        if (m < 0 || (int64_t)m >= m_end || s < 2 || s > 62) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Output channel o of an int32 accumulator through apply_scale_32 (|acc * m| < 2^62: no overflow). */
+static inline int32_t tabula_requant32(int32_t acc, const int32_t *requant, int32_t o)
+{
+    const int32_t s = requant[4 + 2 * o];
+    const int64_t v = tabula_asr64((int64_t)acc * requant[3 + 2 * o] + ((int64_t)1 << (s - 1)), s);
+    return (int32_t)tabula_clamp64(v + requant[0], requant[1], requant[2]);
+}
+
+/* Output channel o of an int48 accumulator (held in int64_t) through apply_scale_16 (m < 2^15: exact
+ * for every int48 acc; taken modulo 2^64, never undefined, for one outside the IR contract). */
+static inline int32_t tabula_requant48(int64_t acc, const int32_t *requant, int32_t o)
+{
+    const int32_t s = requant[4 + 2 * o];
+    const uint64_t x = (uint64_t)acc * (uint64_t)(uint32_t)requant[3 + 2 * o] + (UINT64_C(1) << (s - 1));
+    return (int32_t)tabula_clamp64(tabula_asr64(tabula_u64_to_s64(x), s) + requant[0], requant[1], requant[2]);
+}
+
+/*
  * Argument check shared by the pooling kernels (TOSA 1.0 MAX_POOL2D / AVG_POOL2D): sizes, kernel,
  * stride >= 1; dilation == 1 (pooling has none); 0 <= pad_top < kernel_h, 0 <= pad_left < kernel_w;
  * the last window starts inside the input.  Together these put at least one real element in every

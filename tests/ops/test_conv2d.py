@@ -145,10 +145,10 @@ def test_c_rejects_bad_window(kernel_lib, field, value):
     out = np.full((1, 2, 2, 3), 7, dtype=np.int32)
     win = kl.KernelLib.window(x.shape, (2, 2), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0))
     assert kernel_lib.lib.tabula_conv2d_s8(ctypes.byref(win), 3, x.ctypes.data_as(kl._i8p), 0,
-                                           w.ctypes.data_as(kl._i8p), 0, None, out.ctypes.data_as(kl._i32p)) == kl.TABULA_OK
+                                           w.ctypes.data_as(kl._i8p), 0, None, None, out.ctypes.data_as(kl._i32p)) == kl.TABULA_OK
     setattr(win, field, value)
     status = kernel_lib.lib.tabula_conv2d_s8(ctypes.byref(win), 3, x.ctypes.data_as(kl._i8p), 0,
-                                             w.ctypes.data_as(kl._i8p), 0, None, out.ctypes.data_as(kl._i32p))
+                                             w.ctypes.data_as(kl._i8p), 0, None, None, out.ctypes.data_as(kl._i32p))
     assert status == kl.TABULA_ERR_ARG
 
 
@@ -247,7 +247,7 @@ def test_s16_c_rejects(kernel_lib, field, value):
 
     def call():
         return kernel_lib.lib.tabula_conv2d_s16(ctypes.byref(win), args["out_c"], x.ctypes.data_as(kl._i16p),
-                                                w.ctypes.data_as(kl._i8p), args["weight_zp"], None,
+                                                w.ctypes.data_as(kl._i8p), args["weight_zp"], None, None,
                                                 out.ctypes.data_as(kl._i64p))
 
     assert call() == kl.TABULA_OK

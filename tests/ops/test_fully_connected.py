@@ -69,7 +69,7 @@ def test_c_rejects_bad_args(kernel_lib, n, cin, cout, izp, wzp):
     x = np.zeros((4, 4), np.int8)
     out = np.zeros((4, 4), np.int32)
     status = kernel_lib.lib.tabula_fully_connected_s8(n, cin, cout, x.ctypes.data_as(kl._i8p), izp,
-                                                      x.ctypes.data_as(kl._i8p), wzp, None, out.ctypes.data_as(kl._i32p))
+                                                      x.ctypes.data_as(kl._i8p), wzp, None, None, out.ctypes.data_as(kl._i32p))
     assert status == kl.TABULA_ERR_ARG
 
 
@@ -122,5 +122,5 @@ def test_s16_c_rejects_bad_args(kernel_lib, n, cin, cout, wzp):
     w = np.zeros((4, 4), np.int8)
     out = np.zeros((4, 4), np.int64)
     status = kernel_lib.lib.tabula_fully_connected_s16(n, cin, cout, x.ctypes.data_as(kl._i16p), w.ctypes.data_as(kl._i8p),
-                                                       wzp, None, out.ctypes.data_as(kl._i64p))
+                                                       wzp, None, None, out.ctypes.data_as(kl._i64p))
     assert status == kl.TABULA_ERR_ARG

@@ -12,6 +12,10 @@
  * taps hold 0) and every output channel is one predicated VMLALDAVA dot product over it (64-bit
  * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
  * scalar path.
+ *
+ * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
+ * requantized in a register (tabula_requant48: apply_scale_16) and the int16 result written; no int48
+ * tensor.
  */
 #include <string.h>
 
@@ -22,7 +26,7 @@
 /* One output pixel: gather the int16 patch, then one predicated dot product per output channel. */
 static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int16_t *input, const int8_t *weight,
                              const int64_t *bias, int32_t b, int32_t iy0, int32_t ix0, int16_t *patch,
-                             int64_t *out)
+                             const int32_t *requant, void *output, int32_t pix)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
@@ -42,7 +46,12 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
     }
     for (oc = 0; oc < out_c; ++oc) {
         const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
-        out[oc] = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
+        const int64_t acc = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
+        if (requant) {
+            ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(acc, requant, oc);
+        } else {
+            ((int64_t *)output)[pix + oc] = acc;
+        }
     }
 }
 #endif
@@ -50,7 +59,7 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
 tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                                 const int16_t *input,
                                 const int8_t *weight, int32_t weight_zp,
-                                const int64_t *bias, int64_t *output)
+                                const int64_t *bias, const int32_t *requant, void *output)
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
@@ -62,7 +71,8 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
     sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
     pt = win->pad_top; pl = win->pad_left;
     if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
-        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
+        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
     }
 #if TABULA_HAVE_MVE
@@ -72,7 +82,7 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
             for (oy = 0; oy < oh; ++oy) {
                 for (ox = 0; ox < ow; ++ox) {
                     conv16_pixel_mve(win, out_c, input, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
-                                     output + ((b * oh + oy) * ow + ox) * out_c);
+                                     requant, output, ((b * oh + oy) * ow + ox) * out_c);
                 }
             }
         }
@@ -84,7 +94,7 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
             const int32_t iy0 = oy * sy - pt;
             for (ox = 0; ox < ow; ++ox) {
                 const int32_t ix0 = ox * sx - pl;
-                int64_t *out = output + ((b * oh + oy) * ow + ox) * out_c;
+                const int32_t pix = ((b * oh + oy) * ow + ox) * out_c;
                 for (oc = 0; oc < out_c; ++oc) {
                     const int8_t *wo = weight + oc * kh * kw * c;
                     uint64_t acc = bias ? (uint64_t)bias[oc] : 0u;
@@ -107,7 +117,11 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                             }
                         }
                     }
-                    out[oc] = tabula_u64_to_s64(acc);
+                    if (requant) {
+                        ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant, oc);
+                    } else {
+                        ((int64_t *)output)[pix + oc] = tabula_u64_to_s64(acc);
+                    }
                 }
             }
         }

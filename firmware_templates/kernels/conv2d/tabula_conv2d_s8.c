@@ -13,6 +13,9 @@
  * input_zp, so they contribute (zp - zp) w = 0) and every output channel is one predicated
  * VMLADAVA dot product over it: acc = bias + sum x w - input_zp sum w, modulo 2^32 like the scalar
  * path, so both paths give the same bits.  -DTABULA_PORTABLE_ONLY=1 forces the scalar path.
+ *
+ * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
+ * requantized in a register (tabula_requant32) and the int8 result written; no int32 tensor.
  */
 #include <string.h>
 
@@ -23,7 +26,7 @@
 /* One output pixel: gather the patch, then one predicated dot product per output channel. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t input_zp,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
-                           int8_t *patch, int32_t *out)
+                           int8_t *patch, const int32_t *requant, void *output, int32_t pix)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
@@ -44,8 +47,13 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     for (oc = 0; oc < out_c; ++oc) {
         int32_t wsum;
         const int32_t dot = tabula_dot_s8_mve(patch, weight + oc * len, len, &wsum);
-        out[oc] = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
-                                    - (uint32_t)input_zp * (uint32_t)wsum);
+        const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
+                                              - (uint32_t)input_zp * (uint32_t)wsum);
+        if (requant) {
+            ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(acc, requant, oc);
+        } else {
+            ((int32_t *)output)[pix + oc] = acc;
+        }
     }
 }
 #endif
@@ -53,7 +61,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
 tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                                const int8_t *input, int32_t input_zp,
                                const int8_t *weight, int32_t weight_zp,
-                               const int32_t *bias, int32_t *output)
+                               const int32_t *bias, const int32_t *requant, void *output)
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
@@ -66,7 +74,8 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
     pt = win->pad_top; pl = win->pad_left;
     if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
         || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1
-        || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127) {
+        || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
 #if TABULA_HAVE_MVE
@@ -76,7 +85,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
             for (oy = 0; oy < oh; ++oy) {
                 for (ox = 0; ox < ow; ++ox) {
                     conv_pixel_mve(win, out_c, input, input_zp, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
-                                   output + ((b * oh + oy) * ow + ox) * out_c);
+                                   requant, output, ((b * oh + oy) * ow + ox) * out_c);
                 }
             }
         }
@@ -88,7 +97,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
             const int32_t iy0 = oy * sy - pt;
             for (ox = 0; ox < ow; ++ox) {
                 const int32_t ix0 = ox * sx - pl;
-                int32_t *out = output + ((b * oh + oy) * ow + ox) * out_c;
+                const int32_t pix = ((b * oh + oy) * ow + ox) * out_c;
                 for (oc = 0; oc < out_c; ++oc) {
                     const int8_t *wo = weight + oc * kh * kw * c;
                     uint32_t acc = bias ? (uint32_t)bias[oc] : 0u;
@@ -120,7 +129,11 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                         }
                     }
                     acc -= (uint32_t)input_zp * (uint32_t)wsum;
-                    out[oc] = tabula_u32_to_s32(acc);
+                    if (requant) {
+                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant, oc);
+                    } else {
+                        ((int32_t *)output)[pix + oc] = tabula_u32_to_s32(acc);
+                    }
                 }
             }
         }

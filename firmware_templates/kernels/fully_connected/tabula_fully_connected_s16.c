@@ -8,16 +8,19 @@
  * Helium (MVE, Cortex-M55): with weight_zp == 0 each output is one predicated VMLALDAVA dot product
  * (64-bit accumulator, modulo 2^64: the same bits as the scalar loop).  -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar path.
+ * requant != NULL: each accumulator is requantized in a register (tabula_requant48: apply_scale_16)
+ * and the int16 result written: no int48 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
 #include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
                                          const int16_t *input,
                                          const int8_t *weight, int32_t weight_zp,
-                                         const int64_t *bias, int64_t *output)
+                                         const int64_t *bias, const int32_t *requant, void *output)
 {
     int32_t b, o, i;
-    if (n < 1 || in_c < 1 || out_c < 1 || weight_zp < -128 || weight_zp > 127) {
+    if (n < 1 || in_c < 1 || out_c < 1 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
     }
     for (b = 0; b < n; ++b) {
@@ -27,14 +30,19 @@ tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
             uint64_t acc = bias ? (uint64_t)bias[o] : 0u;
 #if TABULA_HAVE_MVE
             if (weight_zp == 0) {
-                output[b * out_c + o] = tabula_u64_to_s64(acc + (uint64_t)tabula_dot_s16_s8_mve(xp, wp, in_c));
-                continue;
-            }
+                acc += (uint64_t)tabula_dot_s16_s8_mve(xp, wp, in_c);
+            } else
 #endif
-            for (i = 0; i < in_c; ++i) {
-                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+            {
+                for (i = 0; i < in_c; ++i) {
+                    acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+                }
             }
-            output[b * out_c + o] = tabula_u64_to_s64(acc);
+            if (requant) {
+                ((int16_t *)output)[b * out_c + o] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant, o);
+            } else {
+                ((int64_t *)output)[b * out_c + o] = tabula_u64_to_s64(acc);
+            }
         }
     }
     return TABULA_OK;

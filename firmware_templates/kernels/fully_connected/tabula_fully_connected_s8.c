@@ -7,17 +7,20 @@
  * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
  * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar loop).
+ * requant != NULL: each accumulator is requantized in a register (tabula_requant32) and the int8
+ * result written: no int32 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
 #include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                                         const int8_t *input, int32_t input_zp,
                                         const int8_t *weight, int32_t weight_zp,
-                                        const int32_t *bias, int32_t *output)
+                                        const int32_t *bias, const int32_t *requant, void *output)
 {
     int32_t b, o, i;
     if (n < 1 || in_c < 1 || out_c < 1 || input_zp < -128 || input_zp > 127
-        || weight_zp < -128 || weight_zp > 127) {
+        || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
     for (b = 0; b < n; ++b) {
@@ -41,7 +44,11 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                     acc += (uint32_t)(((int32_t)xp[i] - input_zp) * ((int32_t)wp[i] - weight_zp));
                 }
             }
-            output[b * out_c + o] = tabula_u32_to_s32(acc);
+            if (requant) {
+                ((int8_t *)output)[b * out_c + o] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant, o);
+            } else {
+                ((int32_t *)output)[b * out_c + o] = tabula_u32_to_s32(acc);
+            }
         }
     }
     return TABULA_OK;

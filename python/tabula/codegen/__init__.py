@@ -5,8 +5,8 @@
 regions when it does not fit one, constants placed likewise: :mod:`.placement`) and ``tabula_model_run()``, a
 straight-line list of kernel calls (``tabula_kernels.h``, generated from
 ``firmware_templates/kernels/manifest.toml``); each op's call comes from its module in ``codegen/ops/``
-(context and template together); an int16 table op's TOSA sequence, and a softmax's, is one call
-(:mod:`.fuse`).
+(context and template together); an int16 table op's TOSA sequence, a softmax's, and a CONV2D / FULLY_CONNECTED with its RESCALE
+(and CLAMP) is one call (:mod:`.fuse`).
 Output is byte-for-byte reproducible for the same IR.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .. import __version__, dtypes
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
-from .fuse import fuse_softmax, fuse_table16
+from .fuse import fuse_requant, fuse_softmax, fuse_table16
 from .placement import Placement, place
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
@@ -89,7 +89,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
-    g = fuse_softmax(fuse_table16(g))  # codegen only: the IR keeps its TOSA ops
+    g = fuse_requant(fuse_softmax(fuse_table16(g)))  # codegen only: the IR keeps its TOSA ops
     out = Path(out_dir)
     whole = plan_arena(g)
 

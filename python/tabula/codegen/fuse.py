@@ -11,11 +11,17 @@ the element loop runs once.  The emitter names the group's intermediates in its 
 ``SOFTMAX``: a softmax's op sequence as :func:`tabula.lowering.ops.softmax.emit_softmax` emits it
 (REDUCE_MAX, TILE, SUB, RESCALEs, TABLEs, ADD, MUL, REDUCE_SUM, INTDIV) becomes one
 ``tabula_softmax_<t>`` call (:func:`fuse_softmax`): no int32 tensor of the sequence takes arena space.
+
+Requantization (:func:`fuse_requant`): a CONV2D / FULLY_CONNECTED whose accumulator's only reader is a
+RESCALE to the input's own type (int32 -> int8, int48 -> int16), and the CLAMP of a fused activation
+when it is that RESCALE's only reader, becomes one accumulator op that requantizes in its epilogue
+(the kernels' ``requant`` block): no int32 / int48 tensor in the arena.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..ir import Graph, Op, Tensor
 
 FUSED_TABLE16 = "TABLE16"
@@ -205,6 +211,76 @@ def fuse_softmax(g: Graph) -> Graph:
             for n in g.ops[i].inputs:
                 if g.tensors[n].const and all(c in group for c in consumers[n]):
                     removed.add(n)
+    if not replace:
+        return g
+    return _rebuild(g, replace, drop, removed, added)
+
+
+#: Accumulator ops whose kernels take a ``requant`` block: input dtype -> (accumulator dtype, output
+#: dtype, RESCALE's scale32).
+_REQUANT_OPS = ("CONV2D", "FULLY_CONNECTED")
+_REQUANT_TYPES = {"int8": ("int32", "int8", True), "int16": ("int48", "int16", False)}
+
+
+def fuse_requant(g: Graph) -> Graph:
+    """A copy of ``g`` in which every CONV2D / FULLY_CONNECTED followed by its accumulator's only reader,
+    a RESCALE (input zero point 0, to int8 from int32 or to int16 from int48), and optionally by that
+    RESCALE's only reader, a CLAMP, is one op of the accumulator's kind: inputs ``[x, w, b, requant]``,
+    output the RESCALE's (or the CLAMP's) tensor, ``attrs["requant"] = True``, placed where the
+    accumulator op was.  ``requant`` is a new int32 constant ``{output_zp, out_min, out_max, m[0], s[0],
+    ...}`` (a per-tensor RESCALE's multiplier repeated per channel; [out_min, out_max] the output dtype's
+    range, narrowed to the CLAMP's bounds): what ``tabula_conv2d_<t>`` / ``tabula_fully_connected_<t>``
+    compute from it equals the op sequence bit for bit.  Intermediates that are graph outputs, or have
+    other readers, keep the sequence as it is.  ``g`` is not modified."""
+    consumers: dict[str, list[int]] = {}
+    for i, op in enumerate(g.ops):
+        for n in op.inputs:
+            consumers.setdefault(n, []).append(i)
+
+    def only_reader(name: str, kind: str) -> int | None:
+        cs = consumers.get(name, [])
+        if name in g.outputs or len(cs) != 1 or g.ops[cs[0]].op != kind or g.ops[cs[0]].inputs[0] != name:
+            return None
+        return cs[0]
+
+    replace: dict[int, Op] = {}
+    drop: set[int] = set()
+    removed: set[str] = set()
+    added: dict[str, tuple] = {}
+    for i, op in enumerate(g.ops):
+        if op.op not in _REQUANT_OPS or len(op.inputs) != 3 or op.attrs.get("requant"):
+            continue
+        acc = op.outputs[0]
+        j = only_reader(acc, "RESCALE")
+        want = _REQUANT_TYPES.get(g.tensors[op.inputs[0]].dtype)
+        if j is None or want is None:
+            continue
+        r = g.ops[j]
+        out = r.outputs[0]
+        if (g.tensors[acc].dtype != want[0] or g.tensors[out].dtype != want[1]
+                or bool(r.attrs.get("scale32", True)) != want[2] or int(r.attrs.get("input_zp", 0)) != 0):
+            continue
+        out_c = g.tensors[acc].shape[-1]
+        m, sh = [int(v) for v in r.attrs["multiplier"]], [int(v) for v in r.attrs["shift"]]
+        if len(m) == 1:
+            m, sh = m * out_c, sh * out_c
+        if len(m) != out_c:
+            continue
+        lo, hi = dtypes.range_of(want[1])
+        group, internal = [j], {acc}
+        k = only_reader(out, "CLAMP")
+        if k is not None:
+            c = g.ops[k]
+            lo, hi = max(lo, int(c.attrs["min"])), min(hi, int(c.attrs["max"]))
+            group.append(k)
+            internal.add(out)
+            out = c.outputs[0]
+        block = np.array([int(r.attrs.get("output_zp", 0)), lo, hi] + [v for pair in zip(m, sh) for v in pair], np.int64)
+        name = f"{out}__requant"
+        added[name] = (Tensor(name, (block.size,), "int32"), block)
+        replace[i] = Op(op.op, [*op.inputs, name], [out], {**op.attrs, "requant": True}, op.source)
+        drop.update(group)
+        removed |= internal
     if not replace:
         return g
     return _rebuild(g, replace, drop, removed, added)
