@@ -100,21 +100,38 @@ static inline int tabula_requant_ok(const int32_t *requant, int32_t out_c, int32
     return 1;
 }
 
-/* Output channel o of an int32 accumulator through apply_scale_32 (|acc * m| < 2^62: no overflow). */
-static inline int32_t tabula_requant32(int32_t acc, const int32_t *requant, int32_t o)
+/* floor(x / 2^s) for 0 <= s <= 31 (tabula_asr64's 32-bit twin). */
+static inline int32_t tabula_asr32(int32_t x, int32_t s)
 {
-    const int32_t s = requant[4 + 2 * o];
-    const int64_t v = tabula_asr64((int64_t)acc * requant[3 + 2 * o] + ((int64_t)1 << (s - 1)), s);
-    return (int32_t)tabula_clamp64(v + requant[0], requant[1], requant[2]);
+    return (x >= 0) ? (x >> s) : ~((~x) >> s);
 }
 
-/* Output channel o of an int48 accumulator (held in int64_t) through apply_scale_16 (m < 2^15: exact
- * for every int48 acc; taken modulo 2^64, never undefined, for one outside the IR contract). */
-static inline int32_t tabula_requant48(int64_t acc, const int32_t *requant, int32_t o)
+/* apply_scale_32(acc, m, s) + zp clamped to [lo, hi] (|acc * m| < 2^62: no overflow).  The kernels
+ * read zp, lo, hi into locals once (requant[0..2]) and m, s per output channel.  For s >= 33 (the
+ * usual requantizing shift) in 32-bit operations: with p = acc * m,
+ *     floor((p + 2^(s-1)) / 2^s) == (floor(p / 2^(s-1)) + 1) >> 1,  floor(p / 2^(s-1)) == hi32(p) >> (s - 33)
+ * (|hi32(p)| < 2^30, so nothing overflows); otherwise in 64 bits as tabula_apply_scale_32. */
+static inline int32_t tabula_requant32(int32_t acc, int32_t m, int32_t s, int32_t zp, int32_t lo, int32_t hi)
 {
-    const int32_t s = requant[4 + 2 * o];
-    const uint64_t x = (uint64_t)acc * (uint64_t)(uint32_t)requant[3 + 2 * o] + (UINT64_C(1) << (s - 1));
-    return (int32_t)tabula_clamp64(tabula_asr64(tabula_u64_to_s64(x), s) + requant[0], requant[1], requant[2]);
+    int32_t v;
+    if (s >= 33) {
+        const int32_t t = tabula_asr32((int32_t)tabula_asr64((int64_t)acc * m, 32), s - 33);
+        v = tabula_asr32(t + 1, 1) + zp;
+    } else {
+        const int64_t w = tabula_asr64((int64_t)acc * m + ((int64_t)1 << (s - 1)), s) + zp;
+        v = w < lo ? lo : (w > hi ? hi : (int32_t)w);
+    }
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* apply_scale_16(acc, m, s) + zp clamped to [lo, hi] for an int48 accumulator held in int64_t
+ * (m < 2^15: exact for every int48 acc; taken modulo 2^64, never undefined, for one outside the IR
+ * contract). */
+static inline int32_t tabula_requant48(int64_t acc, int32_t m, int32_t s, int32_t zp, int32_t lo, int32_t hi)
+{
+    const uint64_t x = (uint64_t)acc * (uint64_t)(uint32_t)m + (UINT64_C(1) << (s - 1));
+    const int64_t v = tabula_asr64(tabula_u64_to_s64(x), s) + zp;
+    return v < lo ? lo : (v > hi ? hi : (int32_t)v);
 }
 
 /*

@@ -40,10 +40,10 @@ def _block(rng, cout: int, kind: str, wide: bool, log2_acc: int) -> np.ndarray:
         for o, (mv, sv) in zip(range(cout), ends):
             m[o], s[o] = mv, sv
         zp = 0 if wide else int(rng.choice([-128, 127]))
-    elif kind == "ties":  # m = 2^k, s = k + 1 or k + 2: v = acc / 2 or acc / 4, half of them exact ties
-        k = 14 if wide else 30
+    elif kind == "ties":  # m = 2^k, s = k + 1 .. k + 4: v = acc / 2 .. acc / 16, one in 2 .. 16 an exact tie
+        k = 14 if wide else 30   # (int8: shifts 31, 32 on the 64-bit path, 33, 34 on the 32-bit one)
         m[:] = 1 << k
-        s[:] = [k + 1 + (o % 2) for o in range(cout)]
+        s[:] = [k + 1 + (o % 4) for o in range(cout)]
     elif kind == "clamp":  # a fused activation's CLAMP inside the output range (ReLU at the zero point)
         lo, hi = (0, qhi) if wide else (zp, int(min(qhi, zp + 50)))
     return np.array([zp, lo, hi] + [int(v) for pair in zip(m, s) for v in pair], np.int32)

@@ -32,6 +32,7 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
     const int32_t len = kh * kw * c;
     int32_t ky, kx, oc;
     int16_t *dst = patch;
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
     for (ky = 0; ky < kh; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < kw; ++kx) {
@@ -48,7 +49,7 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
         const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
         const int64_t acc = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
         if (requant) {
-            ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(acc, requant, oc);
+            ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(acc, requant[3 + 2 * oc], requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
         } else {
             ((int64_t *)output)[pix + oc] = acc;
         }
@@ -63,6 +64,7 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (win == 0) {
         return TABULA_ERR_ARG;
     }
@@ -74,6 +76,9 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
         || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127
         || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV16_PATCH_MAX) {
@@ -118,7 +123,8 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                         }
                     }
                     if (requant) {
-                        ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant, oc);
+                        ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant[3 + 2 * oc],
+                                                                               requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
                     } else {
                         ((int64_t *)output)[pix + oc] = tabula_u64_to_s64(acc);
                     }

@@ -32,6 +32,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     const int32_t len = kh * kw * c;
     int32_t ky, kx, oc;
     int8_t *dst = patch;
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
     for (ky = 0; ky < kh; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < kw; ++kx) {
@@ -50,7 +51,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
         const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
                                               - (uint32_t)input_zp * (uint32_t)wsum);
         if (requant) {
-            ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(acc, requant, oc);
+            ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(acc, requant[3 + 2 * oc], requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
         } else {
             ((int32_t *)output)[pix + oc] = acc;
         }
@@ -65,6 +66,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (win == 0) {
         return TABULA_ERR_ARG;
     }
@@ -77,6 +79,9 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
         || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127
         || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
@@ -130,7 +135,8 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                     }
                     acc -= (uint32_t)input_zp * (uint32_t)wsum;
                     if (requant) {
-                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant, oc);
+                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * oc],
+                                                                              requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
                     } else {
                         ((int32_t *)output)[pix + oc] = tabula_u32_to_s32(acc);
                     }

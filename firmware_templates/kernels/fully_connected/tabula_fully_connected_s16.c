@@ -18,10 +18,13 @@ tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
                                          const int8_t *weight, int32_t weight_zp,
                                          const int64_t *bias, const int32_t *requant, void *output)
 {
-    int32_t b, o, i;
+    int32_t b, o, i, rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (n < 1 || in_c < 1 || out_c < 1 || weight_zp < -128 || weight_zp > 127
         || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
     for (b = 0; b < n; ++b) {
         const int16_t *xp = input + b * in_c;
@@ -39,7 +42,8 @@ tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
                 }
             }
             if (requant) {
-                ((int16_t *)output)[b * out_c + o] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant, o);
+                ((int16_t *)output)[b * out_c + o] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant[3 + 2 * o],
+                                                                    requant[4 + 2 * o], rq_zp, rq_lo, rq_hi);
             } else {
                 ((int64_t *)output)[b * out_c + o] = tabula_u64_to_s64(acc);
             }

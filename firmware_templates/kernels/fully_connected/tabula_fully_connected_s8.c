@@ -17,11 +17,14 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                                         const int8_t *weight, int32_t weight_zp,
                                         const int32_t *bias, const int32_t *requant, void *output)
 {
-    int32_t b, o, i;
+    int32_t b, o, i, rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (n < 1 || in_c < 1 || out_c < 1 || input_zp < -128 || input_zp > 127
         || weight_zp < -128 || weight_zp > 127
         || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
@@ -45,7 +48,8 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                 }
             }
             if (requant) {
-                ((int8_t *)output)[b * out_c + o] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant, o);
+                ((int8_t *)output)[b * out_c + o] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * o],
+                                                                    requant[4 + 2 * o], rq_zp, rq_lo, rq_hi);
             } else {
                 ((int32_t *)output)[b * out_c + o] = tabula_u32_to_s32(acc);
             }
