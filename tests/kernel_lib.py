@@ -144,9 +144,11 @@ class KernelLib:
                    _ptr(b, _i64p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
-    def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
+    def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None,
+                         requant=None) -> np.ndarray:
         """x [N,H,W,C] int8 (tabula_depthwise_conv2d_s8, int32 bias/output) or int16 (_s16, int64
-        bias/output, ``input_zp`` must be 0); w [KH,KW,C,M] int8; b [C*M] or None; pad [t,b,l,r]."""
+        bias/output, ``input_zp`` must be 0); w [KH,KW,C,M] int8; b [C*M] or None; pad [t,b,l,r].
+        ``requant``: the fused epilogue's block, int8 / int16 out."""
         wide = np.asarray(x).dtype == np.int16
         if wide and input_zp != 0:
             raise ValueError("tabula_depthwise_conv2d_s16 has no input zero point (int16 is symmetric)")
@@ -159,10 +161,11 @@ class KernelLib:
             out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
                       (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
         win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
-        out = _out((n, out_hw[0], out_hw[1], c * m), acc)
+        rq = None if requant is None else _c(requant, np.int32)
+        out = _out((n, out_hw[0], out_hw[1], c * m), acc if rq is None else (np.int16 if wide else np.int8))
         zp = () if wide else (input_zp,)
         self._call(f"tabula_depthwise_conv2d_{'s16' if wide else 's8'}", C.byref(win), m, _ptr(x, xp), *zp,
-                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(out, accp))
+                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
     def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:

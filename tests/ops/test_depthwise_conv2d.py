@@ -184,9 +184,9 @@ def _raw_call(kernel_lib, win, mult, izp, wzp, wide=False):
     out = np.zeros((1, 2, 2, 2), np.int64 if wide else np.int32)
     if wide:
         return kernel_lib.lib.tabula_depthwise_conv2d_s16(ctypes.byref(win), mult, x.ctypes.data_as(kl._i16p),
-                                                          w.ctypes.data_as(kl._i8p), wzp, None, out.ctypes.data_as(kl._i64p))
+                                                          w.ctypes.data_as(kl._i8p), wzp, None, None, out.ctypes.data_as(kl._i64p))
     return kernel_lib.lib.tabula_depthwise_conv2d_s8(ctypes.byref(win), mult, x.ctypes.data_as(kl._i8p), izp,
-                                                     w.ctypes.data_as(kl._i8p), wzp, None, out.ctypes.data_as(kl._i32p))
+                                                     w.ctypes.data_as(kl._i8p), wzp, None, None, out.ctypes.data_as(kl._i32p))
 
 
 @pytest.mark.host

@@ -13,7 +13,7 @@ import pytest
 
 from tabula.codegen.fuse import fuse_requant
 from tabula.ir import Graph, Op, Tensor
-from tabula.reference.ops import clamp, conv2d, fully_connected, rescale
+from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connected, rescale
 
 
 def _sequence(acc: np.ndarray, block: np.ndarray, wide: bool) -> np.ndarray:
@@ -88,6 +88,38 @@ def test_conv2d_requant_equals_sequence(kernel_lib, rng, name, kind, wide):
     np.testing.assert_array_equal(got, want)
     if kind == "random":  # something saturates, something does not
         assert (np.isin(want, block[1:3])).any() and (~np.isin(want, block[1:3])).any()
+
+
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, input_zp, weight_zp): blocks of 8 (Helium) and 32
+# channels (portable) with tails, M > 1, pixels with no real tap (all padding), weight zero point
+DW_CASES = {
+    "3x3_c40": (1, 6, 5, 40, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0),
+    "m3_c5_stride": (1, 7, 7, 5, 3, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), 127, 0),
+    "all_padding_pixels": (1, 2, 2, 11, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0),
+    "weight_zp_dilated": (2, 8, 6, 9, 2, 2, 3, (1, 0, 2, 1), (1, 2), (2, 2), -3, 5),
+}
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("wide", [False, True], ids=["s8", "s16"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", DW_CASES)
+def test_depthwise_conv2d_requant_equals_sequence(kernel_lib, rng, name, kind, wide):
+    n, h, w, c, m, kh, kw, pad, stride, dil, izp, wzp = DW_CASES[name]
+    if wide:
+        x = rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16)
+        b = rng.integers(-(2**36), 2**36, c * m, dtype=np.int64)
+        izp = 0
+    else:
+        x = rng.integers(-128, 127, (n, h, w, c), endpoint=True, dtype=np.int8)
+        b = rng.integers(-(2**14), 2**14, c * m, dtype=np.int32)
+    wt = rng.integers(-127, 127, (kh, kw, c, m), endpoint=True, dtype=np.int8)
+    a = {"pad": list(pad), "stride": list(stride), "dilation": list(dil), "input_zp": izp, "weight_zp": wzp}
+    acc = depthwise_conv2d.run([x, wt, b], a)
+    block = _block(rng, c * m, kind, wide, int(np.log2(np.abs(acc).max() + 1)))
+    got = kernel_lib.depthwise_conv2d(x, wt, b, pad=a["pad"], stride=a["stride"], dilation=a["dilation"],
+                                      input_zp=izp, weight_zp=wzp, requant=block)
+    np.testing.assert_array_equal(got, _sequence(acc, block, wide))
 
 
 # (N, Cin, Cout, input_zp, weight_zp)

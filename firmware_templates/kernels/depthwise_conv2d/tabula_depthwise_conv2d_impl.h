@@ -8,6 +8,8 @@
  *     TABULA_DW_TO_ACC  the unsigned -> signed conversion (tabula_u32_to_s32, tabula_u64_to_s64)
  *     TABULA_DW_WIDE    0: the accumulator is 32 bits; 1: 64 bits (the Helium path sums the taps in
  *                       32-bit lanes and adds the bias in 64 bits)
+ *     TABULA_DW_OUT_T   the requantized output type (int8_t, int16_t)
+ *     TABULA_DW_REQUANT its requantization (tabula_requant32, tabula_requant48: tabula_internal.h)
  * and gets the static function tabula_dw_body(), which its public kernel calls.
  *
  * Layouts: input NHWC [N][H][W][C]; weight [KH][KW][C*M] (TOSA's [KH, KW, C, M]); bias and the
@@ -15,8 +17,9 @@
  * weights are contiguous in output-channel order, as the output is: channels go into vector lanes.
  *
  * Portable path: per output pixel, the kernel rows [ky0, ky1) and columns [kx0, kx1) whose taps lie
- * inside the input are found once (padded taps contribute (zp - zp) w = 0 and are skipped); the output
- * pixel is set to the bias, then every real tap adds (x - input_zp)(w - weight_zp) to each channel.
+ * inside the input are found once (padded taps contribute (zp - zp) w = 0 and are skipped); per block
+ * of TABULA_DW_BLOCK channels, accumulators on the stack start at the bias, every real tap adds
+ * (x - input_zp)(w - weight_zp) to each, and the block is stored (tabula_dw_put).
  * Every product fits int32 (|x - zp| <= 255 for int8, |x| <= 32768 for int16, |w - weight_zp| <= 255);
  * sums are modulo 2^32 (s8) / 2^64 (s16), unsigned, never undefined behaviour, and equal TOSA's
  * accumulator whenever the exact sum fits it, which the IR contract requires.
@@ -29,13 +32,38 @@
  * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
  * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
  * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
+ *
+ * requant != NULL (codegen's fused DEPTHWISE_CONV2D + RESCALE [+ CLAMP]): on both paths each channel's
+ * accumulator is requantized in a register (TABULA_DW_REQUANT) and the TABULA_DW_OUT_T result
+ * written; no accumulator tensor.
  */
 #if !defined(TABULA_DW_T) || !defined(TABULA_DW_ACC_T) || !defined(TABULA_DW_UACC_T) || !defined(TABULA_DW_TO_ACC) \
-    || !defined(TABULA_DW_WIDE)
-#error "define TABULA_DW_T, TABULA_DW_ACC_T, TABULA_DW_UACC_T, TABULA_DW_TO_ACC and TABULA_DW_WIDE first"
+    || !defined(TABULA_DW_WIDE) || !defined(TABULA_DW_OUT_T) || !defined(TABULA_DW_REQUANT)
+#error "define TABULA_DW_T, TABULA_DW_ACC_T, TABULA_DW_UACC_T, TABULA_DW_TO_ACC, TABULA_DW_WIDE, TABULA_DW_OUT_T and TABULA_DW_REQUANT first"
 #endif
 
 #include "tabula_internal.h"
+
+/* Channels per block of the portable path's stack accumulators. */
+#define TABULA_DW_BLOCK 32
+
+/* The output's requantization: requant (NULL: write accumulators) and its zp, lo, hi read once. */
+typedef struct {
+    const int32_t *requant;
+    int32_t zp, lo, hi;
+} tabula_dw_rq;
+
+/* Write accumulator a of output channel o at output element pix + o: the accumulator itself, or
+ * requantized. */
+static inline void tabula_dw_put(const tabula_dw_rq *rq, TABULA_DW_ACC_T a, int32_t o, void *output, int32_t pix)
+{
+    if (rq->requant) {
+        ((TABULA_DW_OUT_T *)output)[pix + o] = (TABULA_DW_OUT_T)TABULA_DW_REQUANT(
+            a, rq->requant[3 + 2 * o], rq->requant[4 + 2 * o], rq->zp, rq->lo, rq->hi);
+    } else {
+        ((TABULA_DW_ACC_T *)output)[pix + o] = a;
+    }
+}
 
 /* The taps t in [*lo, *hi) of a k-tap window starting at i0 with dilation d that land inside
  * [0, size): 0 <= i0 + t d < size.  Empty (*lo == *hi) when none does. */
@@ -70,29 +98,36 @@ static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size
 #define TABULA_DW_MINUS_ZP(v, zp) vsubq_n_s16(v, (int16_t)(zp))
 #endif
 
-/* Channels [o0, o0 + n) (n <= 8) of one output pixel: acc_e / acc_o are the even / odd lanes' sums.
- * int8: write bias + sums; int16: write bias + sums in 64 bits. */
+/* Channels [o0, o0 + n) (n <= 8) of one output pixel (output element pix): acc_e / acc_o are the even
+ * / odd lanes' sums.  int8: write bias + sums; int16 (and any requantized output): bias + sums per
+ * channel, in 64 bits for int16. */
 static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, int32_t n, int32x4_t acc_e,
-                                       int32x4_t acc_o, TABULA_DW_ACC_T *out)
+                                       int32x4_t acc_o, const tabula_dw_rq *rq, void *output, int32_t pix)
 {
-#if TABULA_DW_WIDE
-    int32_t sums[8], i;
-    int32x4x2_t pair;
-    pair.val[0] = acc_e;
-    pair.val[1] = acc_o;
-    vst2q_s32(sums, pair); /* interleaves back to channel order */
-    for (i = 0; i < n; ++i) {
-        out[o0 + i] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)(bias ? bias[o0 + i] : 0) + (TABULA_DW_UACC_T)(int64_t)sums[i]);
+    if (TABULA_DW_WIDE || rq->requant) {
+        int32_t sums[8], i;
+        int32x4x2_t pair;
+        pair.val[0] = acc_e;
+        pair.val[1] = acc_o;
+        vst2q_s32(sums, pair); /* interleaves back to channel order */
+        for (i = 0; i < n; ++i) {
+            tabula_dw_put(rq, TABULA_DW_TO_ACC((TABULA_DW_UACC_T)(bias ? bias[o0 + i] : 0)
+                                               + (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)sums[i]), o0 + i, output, pix);
+        }
+        return;
     }
-#else
-    const uint32x4_t even = vidupq_n_u32(0u, 2), odd = vidupq_n_u32(1u, 2);
-    const mve_pred16_t pe = vctp32q((uint32_t)((n + 1) >> 1)), po = vctp32q((uint32_t)(n >> 1));
-    if (bias) {
-        acc_e = vaddq_s32(acc_e, vldrwq_gather_shifted_offset_z_s32(bias + o0, even, pe));
-        acc_o = vaddq_s32(acc_o, vldrwq_gather_shifted_offset_z_s32(bias + o0, odd, po));
+#if !TABULA_DW_WIDE
+    {
+        TABULA_DW_ACC_T *out = (TABULA_DW_ACC_T *)output + pix;
+        const uint32x4_t even = vidupq_n_u32(0u, 2), odd = vidupq_n_u32(1u, 2);
+        const mve_pred16_t pe = vctp32q((uint32_t)((n + 1) >> 1)), po = vctp32q((uint32_t)(n >> 1));
+        if (bias) {
+            acc_e = vaddq_s32(acc_e, vldrwq_gather_shifted_offset_z_s32(bias + o0, even, pe));
+            acc_o = vaddq_s32(acc_o, vldrwq_gather_shifted_offset_z_s32(bias + o0, odd, po));
+        }
+        vstrwq_scatter_shifted_offset_p_s32(out + o0, even, acc_e, pe);
+        vstrwq_scatter_shifted_offset_p_s32(out + o0, odd, acc_o, po);
     }
-    vstrwq_scatter_shifted_offset_p_s32(out + o0, even, acc_e, pe);
-    vstrwq_scatter_shifted_offset_p_s32(out + o0, odd, acc_o, po);
 #endif
 }
 
@@ -102,7 +137,7 @@ static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, 
  * is one flat loop over that list: full blocks (M == 1) with unpredicated loads, the rest (and every
  * channel when M > 1, the input gathered at channel o / M) predicated. */
 static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
-                          const int8_t *weight, const TABULA_DW_ACC_T *bias, TABULA_DW_ACC_T *output)
+                          const int8_t *weight, const TABULA_DW_ACC_T *bias, const tabula_dw_rq *rq, void *output)
 {
     const int32_t h = win->h, w = win->w, c = win->c, oc = c * mult, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t dy = win->dilation_y, dx = win->dilation_x;
@@ -119,14 +154,14 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
             tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
             for (ox = 0; ox < win->out_w; ++ox) {
                 const int32_t ix0 = ox * win->stride_x - win->pad_left;
-                TABULA_DW_ACC_T *out = output + ((b * win->out_h + oy) * win->out_w + ox) * oc;
+                const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * oc;
                 const TABULA_DW_T *xb;
                 const int8_t *wb;
                 int32_t kx0, kx1;
                 tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
                 if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
                     for (o0 = 0; o0 < oc; ++o0) {
-                        out[o0] = bias ? bias[o0] : 0;
+                        tabula_dw_put(rq, bias ? bias[o0] : 0, o0, output, pix);
                     }
                     continue;
                 }
@@ -156,7 +191,7 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
                             acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
                             acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
                         }
-                        tabula_dw_store_mve(bias, o0, 8, acc_e, acc_o, out);
+                        tabula_dw_store_mve(bias, o0, 8, acc_e, acc_o, rq, output, pix);
                     }
                 }
                 for (; o0 < oc; o0 += 8) {
@@ -185,7 +220,7 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
                             acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
                         }
                     }
-                    tabula_dw_store_mve(bias, o0, rem, acc_e, acc_o, out);
+                    tabula_dw_store_mve(bias, o0, rem, acc_e, acc_o, rq, output, pix);
                 }
             }
         }
@@ -195,10 +230,11 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
 
 static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
                                     const int8_t *weight, int32_t weight_zp, const TABULA_DW_ACC_T *bias,
-                                    TABULA_DW_ACC_T *output)
+                                    const int32_t *requant, void *output)
 {
-    int32_t b, oy, ox, ky, kx, i, j, o;
+    int32_t b, oy, ox, ky, kx, o, o0;
     int32_t n, h, w, c, oc, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    tabula_dw_rq rq = {0, 0, 0, 0};
     if (win == 0) {
         return TABULA_ERR_ARG;
     }
@@ -209,13 +245,20 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
         || dy < 1 || dx < 1 || pt < 0 || pl < 0 || mult < 1 || c > INT32_MAX / mult
         || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
-        || weight_zp < -128 || weight_zp > 127) {
+        || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, c * mult, TABULA_ZP_MIN(TABULA_DW_OUT_T), TABULA_ZP_MAX(TABULA_DW_OUT_T),
+                                          TABULA_MIN(TABULA_DW_OUT_T), TABULA_MAX(TABULA_DW_OUT_T),
+                                          TABULA_DW_WIDE ? INT64_C(1) << 15 : INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq.requant = requant;
+        rq.zp = requant[0]; rq.lo = requant[1]; rq.hi = requant[2];
     }
     oc = c * mult;
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
-        tabula_dw_mve(win, mult, input, input_zp, weight, bias, output);
+        tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
 #endif
@@ -226,30 +269,40 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
             tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
             for (ox = 0; ox < ow; ++ox) {
                 const int32_t ix0 = ox * sx - pl;
-                TABULA_DW_ACC_T *out = output + ((b * oh + oy) * ow + ox) * oc;
+                const int32_t pix = ((b * oh + oy) * ow + ox) * oc;
                 int32_t kx0, kx1;
                 tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
-                for (o = 0; o < oc; ++o) {
-                    out[o] = bias ? bias[o] : 0;
-                }
-                for (ky = ky0; ky < ky1; ++ky) {
-                    for (kx = kx0; kx < kx1; ++kx) {
-                        const TABULA_DW_T *xp = input + ((b * h + iy0 + ky * dy) * w + ix0 + kx * dx) * c;
-                        const int8_t *wp = weight + (ky * kw + kx) * oc;
-                        if (mult == 1) {
-                            for (o = 0; o < oc; ++o) {
-                                const int32_t t = ((int32_t)xp[o] - input_zp) * ((int32_t)wp[o] - weight_zp);
-                                out[o] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)out[o] + (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t);
+                for (o0 = 0; o0 < oc; o0 += TABULA_DW_BLOCK) {
+                    const int32_t nb = oc - o0 < TABULA_DW_BLOCK ? oc - o0 : TABULA_DW_BLOCK;
+                    TABULA_DW_UACC_T acc[TABULA_DW_BLOCK];
+                    for (o = 0; o < nb; ++o) {
+                        acc[o] = bias ? (TABULA_DW_UACC_T)bias[o0 + o] : 0u;
+                    }
+                    for (ky = ky0; ky < ky1; ++ky) {
+                        for (kx = kx0; kx < kx1; ++kx) {
+                            const TABULA_DW_T *xp = input + ((b * h + iy0 + ky * dy) * w + ix0 + kx * dx) * c;
+                            const int8_t *wp = weight + (ky * kw + kx) * oc + o0;
+                            if (mult == 1) {
+                                xp += o0;
+                                for (o = 0; o < nb; ++o) {
+                                    const int32_t t = ((int32_t)xp[o] - input_zp) * ((int32_t)wp[o] - weight_zp);
+                                    acc[o] += (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t;
+                                }
+                            } else { /* output channel o0 + o reads input channel (o0 + o) / M */
+                                int32_t i = o0 / mult, j = o0 % mult;
+                                for (o = 0; o < nb; ++o) {
+                                    const int32_t t = ((int32_t)xp[i] - input_zp) * ((int32_t)wp[o] - weight_zp);
+                                    acc[o] += (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t;
+                                    if (++j == mult) {
+                                        j = 0;
+                                        ++i;
+                                    }
+                                }
                             }
-                            continue;
                         }
-                        for (i = 0, o = 0; i < c; ++i) {
-                            const int32_t xv = (int32_t)xp[i] - input_zp;
-                            for (j = 0; j < mult; ++j, ++o) {
-                                const int32_t t = xv * ((int32_t)wp[o] - weight_zp);
-                                out[o] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)out[o] + (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t);
-                            }
-                        }
+                    }
+                    for (o = 0; o < nb; ++o) {
+                        tabula_dw_put(&rq, TABULA_DW_TO_ACC(acc[o]), o0 + o, output, pix);
                     }
                 }
             }

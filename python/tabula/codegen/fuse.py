@@ -12,10 +12,10 @@ the element loop runs once.  The emitter names the group's intermediates in its 
 (REDUCE_MAX, TILE, SUB, RESCALEs, TABLEs, ADD, MUL, REDUCE_SUM, INTDIV) becomes one
 ``tabula_softmax_<t>`` call (:func:`fuse_softmax`): no int32 tensor of the sequence takes arena space.
 
-Requantization (:func:`fuse_requant`): a CONV2D / FULLY_CONNECTED whose accumulator's only reader is a
-RESCALE to the input's own type (int32 -> int8, int48 -> int16), and the CLAMP of a fused activation
-when it is that RESCALE's only reader, becomes one accumulator op that requantizes in its epilogue
-(the kernels' ``requant`` block): no int32 / int48 tensor in the arena.
+Requantization (:func:`fuse_requant`): a CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED whose accumulator's
+only reader is a RESCALE to the input's own type (int32 -> int8, int48 -> int16), and the CLAMP of a
+fused activation when it is that RESCALE's only reader, becomes one accumulator op that requantizes in
+its epilogue (the kernels' ``requant`` block): no int32 / int48 tensor in the arena.
 """
 from __future__ import annotations
 
@@ -218,19 +218,19 @@ def fuse_softmax(g: Graph) -> Graph:
 
 #: Accumulator ops whose kernels take a ``requant`` block: input dtype -> (accumulator dtype, output
 #: dtype, RESCALE's scale32).
-_REQUANT_OPS = ("CONV2D", "FULLY_CONNECTED")
+_REQUANT_OPS = ("CONV2D", "DEPTHWISE_CONV2D", "FULLY_CONNECTED")
 _REQUANT_TYPES = {"int8": ("int32", "int8", True), "int16": ("int48", "int16", False)}
 
 
 def fuse_requant(g: Graph) -> Graph:
-    """A copy of ``g`` in which every CONV2D / FULLY_CONNECTED followed by its accumulator's only reader,
+    """A copy of ``g`` in which every CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED followed by its accumulator's only reader,
     a RESCALE (input zero point 0, to int8 from int32 or to int16 from int48), and optionally by that
     RESCALE's only reader, a CLAMP, is one op of the accumulator's kind: inputs ``[x, w, b, requant]``,
     output the RESCALE's (or the CLAMP's) tensor, ``attrs["requant"] = True``, placed where the
     accumulator op was.  ``requant`` is a new int32 constant ``{output_zp, out_min, out_max, m[0], s[0],
     ...}`` (a per-tensor RESCALE's multiplier repeated per channel; [out_min, out_max] the output dtype's
     range, narrowed to the CLAMP's bounds): what ``tabula_conv2d_<t>`` / ``tabula_fully_connected_<t>``
-    compute from it equals the op sequence bit for bit.  Intermediates that are graph outputs, or have
+    / ``tabula_depthwise_conv2d_<t>`` compute from it equals the op sequence bit for bit.  Intermediates that are graph outputs, or have
     other readers, keep the sequence as it is.  ``g`` is not modified."""
     consumers: dict[str, list[int]] = {}
     for i, op in enumerate(g.ops):
