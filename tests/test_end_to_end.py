@@ -32,7 +32,7 @@ def test_digits_on_host_is_bit_exact_and_incremental(build_dir):
     assert r["float_accuracy"] > 0.9
     assert abs(r["device_accuracy"] - r["float_accuracy"]) <= 0.01
     assert r["device_accuracy"] == r["reference_accuracy"]
-    assert r["arena_bytes"] >= 2000
+    assert r["arena_bytes"] >= 1000  # conv outputs int8 (requantized in the epilogue), two live at once
     # every stage left its file
     out = build_dir / "host" / "digits"
     for f in ["ir.json", "ir.npz", "quantized_graph.txt", "src/model.c", "src/model.h", "run.log"]:
