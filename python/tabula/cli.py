@@ -134,8 +134,8 @@ def _cmd_validate(a) -> int:
         scons_err = [ln for ln in lines if ln.startswith("scons: ***")]
         raise StageError(f"build failed: {' | '.join(scons_err or lines[-3:])}")
     if not a.model:
-        data = str(build_dir / "examples" / "digits" / "test.npz")
-        model = str(build_dir / "examples" / "digits" / "model.pt2")
+        data = str(build_dir / board.name / "examples" / "digits" / "test.npz")
+        model = str(build_dir / board.name / "examples" / "digits" / "model.pt2")
     elf = out / ("firmware.elf" if board.toolchain == "arm_gnu" else "firmware")
     try:
         res = run_and_report(elf, board.name, out, data, model, out, runner=a.runner or None,
