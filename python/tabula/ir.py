@@ -153,14 +153,15 @@ class Graph:
 
     def save(self, directory: str | Path) -> None:
         """Write ``ir.json`` (structure) and ``ir.npz`` (constants) into ``directory``.
-        Both are written to temporary names first and renamed, so no half-written IR is left."""
+        Both are written to temporary names first and renamed, so no half-written IR is left
+        (StageError naming the file when the disk is full: :func:`tabula.files.write_atomic`)."""
+        from .files import write_atomic
+
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        tmp_json, tmp_npz = d / "ir.json.tmp", d / "ir.tmp.npz"
-        tmp_json.write_text(json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n")
-        np.savez(tmp_npz, **self.constants)
-        tmp_json.replace(d / "ir.json")
-        tmp_npz.replace(d / "ir.npz")
+        text = json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n"
+        write_atomic(d / "ir.npz", lambda tmp: np.savez(tmp, **self.constants))
+        write_atomic(d / "ir.json", text)
 
     @classmethod
     def load(cls, directory: str | Path) -> "Graph":

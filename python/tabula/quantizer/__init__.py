@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
+from ..errors import QuantizationError  # noqa: E402
+
 __all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
@@ -54,25 +56,66 @@ def capture(model, example_inputs: tuple) -> "GraphModule":
 
 
 def _batches(calibration) -> Iterable[tuple]:
+    """Yield the calibration one input tuple at a time, each checked (:func:`_checked`); after the
+    last, refuse an input position whose every value was the same (see :func:`_checked`)."""
     import numpy as np
     import torch
 
-    def as_tensor(v):
-        return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) if isinstance(v, np.ndarray) else v
+    lo: dict[int, float] = {}
+    hi: dict[int, float] = {}
+
+    def checked(item: tuple, i: int) -> tuple:
+        out = []
+        for k, v in enumerate(item):
+            v = _checked(v, i, k)
+            if v.numel():
+                lo[k], hi[k] = min(lo.get(k, np.inf), float(v.min())), max(hi.get(k, -np.inf), float(v.max()))
+            out.append(v)
+        return tuple(out)
 
     if isinstance(calibration, (torch.Tensor, np.ndarray)):
-        calibration = as_tensor(calibration)
         if calibration.ndim == 0 or calibration.shape[0] == 0:
             raise ValueError("calibration holds no samples; give a tensor [n, ...] with n >= 1")
         for i in range(calibration.shape[0]):
-            yield (calibration[i : i + 1],)
-        return
-    n = 0
-    for item in calibration:
-        n += 1
-        yield tuple(as_tensor(v) for v in item) if isinstance(item, (tuple, list)) else (as_tensor(item),)
-    if n == 0:
-        raise ValueError("calibration holds no samples; give at least one input")
+            yield checked((calibration[i : i + 1],), i)
+    else:
+        n = 0
+        for item in calibration:
+            yield checked(tuple(item) if isinstance(item, (tuple, list)) else (item,), n)
+            n += 1
+        if n == 0:
+            raise ValueError("calibration holds no samples; give at least one input")
+    for k in lo:
+        if lo[k] == hi[k]:
+            raise QuantizationError(
+                f"calibration input {k}: every value is {lo[k]:g}, so every activation range collapses to one "
+                "point and the program can only output constants; calibrate on real, varied inputs")
+
+
+def _checked(v, i: int, k: int):
+    """Input ``k`` of calibration sample ``i`` as a float32 tensor.  QuantizationError for a complex
+    array (its imaginary part would be dropped), a non-numeric one, or NaN/Inf values (observers
+    would record them as the range)."""
+    import numpy as np
+    import torch
+
+    where = f"calibration sample {i}, input {k}"
+    if isinstance(v, np.ndarray):
+        if np.iscomplexobj(v):
+            raise QuantizationError(f"{where} is complex ({v.dtype}); the model takes real inputs: pass x.real "
+                                    "(or split real and imaginary parts into channels)")
+        if v.dtype.kind not in "fiub":
+            raise QuantizationError(f"{where} has dtype {v.dtype}; give float32 numbers")
+        v = torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32))
+    if not isinstance(v, torch.Tensor):
+        raise QuantizationError(f"{where} is a {type(v).__name__}; give float tensors or numpy arrays")
+    if v.is_complex():
+        raise QuantizationError(f"{where} is complex ({v.dtype}); the model takes real inputs: pass x.real "
+                                "(or split real and imaginary parts into channels)")
+    if v.is_floating_point() and not torch.isfinite(v).all():
+        raise QuantizationError(f"{where} holds NaN or Inf; clean the calibration data (e.g. np.nan_to_num) "
+                                "or drop those samples")
+    return v
 
 
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
@@ -91,6 +134,8 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     Raises:
         UnsupportedOpError: listing every unsupported op, before any calibration runs.
         ValueError: NaN/Inf in the weights, or an unknown scheme.
+        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, or is one
+            constant value (every range would collapse).
     """
     import torch
     from torchao.quantization.pt2e import move_exported_model_to_eval

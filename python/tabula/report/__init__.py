@@ -30,12 +30,13 @@ def sqnr_db(reference: np.ndarray, test: np.ndarray) -> float | None:
 
 
 def write_results(path: str | Path, results: dict) -> None:
-    """Write ``results`` as JSON, atomically (temporary file + rename)."""
+    """Write ``results`` as JSON, atomically (temporary file + rename; StageError naming the file when
+    the disk is full or read-only, with no ``*.tmp`` left)."""
+    from ..files import write_atomic
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    tmp.replace(p)
+    write_atomic(p, json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
 _DECIMALS = {"sqnr_db_vs_float": 1, "wall_seconds": 2}
@@ -70,6 +71,8 @@ def print_table(results: dict) -> None:
             print(f"  {'memory ' + name:<{width}}  {r['used']} of {r['length']} B" + (f" ({what})" if what else ""))
         elif what:
             print(f"  {'memory ' + name:<{width}}  {what}")
+    for w in results.get("warnings") or []:
+        print(f"  warning: {w}")
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
