@@ -7,9 +7,15 @@
    TABLEs, knots in 1/128 LSB) vs what the lowering picks (qmath.build_table_int16_plan: the cheapest
    form within 1 LSB, zoomed tables for wide ranges), against the exact function.
    (TFLite's published figures for its int16 LUTs: sigmoid +-1.02 LSB, tanh +-1.48 LSB.)
-2. Every table op (tabula.report.table_cases: typical input ranges), int16: plain vs minimax vs split vs
-   lowered; int8: the error of q(f(dq(c))) with table-exact output qparams.
-3. int8 output qparams, table-exact vs calibrated (torchao HistogramObserver on f(calibration data), as
+2. Every table op (tabula.report.table_cases: typical input ranges), int16: plain sampling, the
+   lowering before issue 13 (one table, split, zoomed pairs, deep zoom) and after it (tiled plans for
+   singular points, exact ramps for the piecewise-linear ops), with the output SQNR against float of
+   the lowered form next to the *ideal* SQNR (exact f of the quantized input, rounded to the output
+   grid: what a perfect int16 table would give); int8: the error of q(f(dq(c))).
+3. The singular-end sweep: asin / acos / atanh / acosh / log1p on inputs reaching 2^-10 of their
+   singular end (table_cases.SINGULAR_CASES), before / after / ideal SQNR over every code of the range
+   and on 101 evenly spaced inputs -- and the issue's own measurement (101 points over +-0.9995).
+4. int8 output qparams, table-exact vs calibrated (torchao HistogramObserver on f(calibration data), as
    the quantizer's own observer would): error against float f on held-out data drawn like the
    calibration data, in units of the table-exact LSB, and the share of outputs that saturate.
 """
@@ -23,11 +29,59 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from tabula import qmath  # noqa: E402
-from tabula.report.table_cases import CASES, build  # noqa: E402
+from tabula.qmath import table16 as _t16  # noqa: E402
+from tabula.qmath.table16_plan import most_accurate  # noqa: E402
+from tabula.report.table_cases import CASES, SINGULAR_CASES, Case, build, build_plan, sweep_sqnr  # noqa: E402
 from tabula.report.tables import op_function  # noqa: E402
 
 
+def legacy_plan(f, s_in, s_out, domain=None):
+    """The int16 plan tabula lowered to before issue 13 (same builders, the old choice): one table; else
+    the best within 1 LSB of split / zoom 1 / zoom 2, then of zoom 1-3 + split, then of a deep zoom 4-7;
+    else the most accurate (a costlier form must cut the error by 10 %)."""
+    codes = np.arange(-32768, 32768)
+    y, _ = _t16._table16_target(f, s_in, s_out, domain)
+
+    def score(plan):
+        try:
+            dev = qmath.table16_apply(plan, codes)
+        except qmath.QuantizationError:
+            return None
+        return float(np.abs(dev - y[:-1]).max()) if _t16._monotone_where_f_is(dev, y[:-1], float(y[-1])) else None
+
+    single = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=domain)),))
+    scored = [(score(single), single)]
+    if scored[0][0] <= 1.0:
+        return single
+    tiers = [[lambda: qmath.build_table_int16_split(f, s_in, s_out, domain=domain)]
+             + [lambda k=k: qmath.build_table_int16_zoom(f, s_in, s_out, k, split=False, domain=domain) for k in (1, 2)],
+             [lambda k=k: qmath.build_table_int16_zoom(f, s_in, s_out, k, domain=domain) for k in (1, 2, 3)],
+             [lambda k=k: qmath.build_table_int16_zoom(f, s_in, s_out, k, split=False, domain=domain) for k in (4, 5, 6, 7)]]
+    for tier in tiers:
+        got = []
+        for make in tier:
+            try:
+                plan = make()
+            except qmath.QuantizationError:
+                continue
+            e = score(plan)
+            if e is not None:
+                got.append((e, plan))
+        scored += got
+        got.sort(key=lambda t: t[0])
+        if got and got[0][0] <= 1.0:
+            return got[0][1]
+    return most_accurate(scored)
+
+
+def _legacy_case_plan(c: Case):
+    f, s_in = c.f(), c.in_qparams("int16")[0]
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=c.dom)
+    return legacy_plan(f, s_in, s_out, c.dom), s_in, s_out
+
+
 def int16_errors(f, s_in, domain=None):
+    """Errors of plain / minimax / split tables and the lowered plan for f over +-r (section 1)."""
     s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=domain)
     out = {}
     for method in ("sample", "minimax"):
@@ -61,17 +115,52 @@ def section_sigmoid_tanh():
 
 
 def section_all_ops():
-    print("== every table op: max | mean error in output LSB over every code (table-exact output qparams) ==")
-    print(f"{'op':24s} {'range':>12s}  {'int8':>15s}   {'int16 plain':>16s}   {'int16 minimax':>16s}   "
-          f"{'int16 split':>16s}   {'int16 lowered':>16s}  form, sat16")
+    print("== every table op, int16 over every code (table-exact output qparams): max | mean error in output LSB;")
+    print("   SQNR (dB) vs float over the range, lowered vs ideal (exact f of the quantized input, rounded) ==")
+    print(f"{'op':24s} {'range':>12s}  {'int8':>15s}   {'int16 plain':>16s}   {'before issue 13':>16s}   "
+          f"{'after':>16s}  {'SQNR':>6s} {'ideal':>6s}  form after (IR ops)")
+    worst = 0.0
     for c in CASES:
         t8, qin, qout = build(c, "int8")
         e8 = qmath.table_error_lsb(c.f(), t8, *qin, *qout, "int8", domain=c.dom)
-        e = int16_errors(c.f(), c.in_qparams("int16")[0], c.dom)
+        f, dom = c.f(), c.dom
+        s_in = c.in_qparams("int16")[0]
+        s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+        plain = qmath.build_table_int16(f, s_in, s_out, domain=dom, method="sample")
+        old = legacy_plan(f, s_in, s_out, dom)
+        plan = build_plan(c)[0]
+        e = {k: qmath.table_error_lsb(f, v, s_in, 0, s_out, 0, "int16", domain=dom)
+             for k, v in (("plain", plain), ("before", old), ("after", plan))}
+        q = sweep_sqnr(c, plan)
+        worst = max(worst, e["after"]["max_lsb"])
         print(f"{c.id:24s} {f'[{c.lo:g},{c.hi:g}]':>12s}  {e8['max_lsb']:6.3f} | {e8['mean_lsb']:.3f}   "
-              f"{_cell(e['sample'])}   {_cell(e['minimax'])}   {_cell(e['split'])}   {_cell(e['lowered'])}  "
-              f"{e['form']}, {e['minimax']['saturated']}")
-    print("(sat16: codes whose exact value is outside the int16 range -- at poles / open domain ends)\n")
+              f"{_cell(e['plain'])}   {_cell(e['before'])}   {_cell(e['after'])}  {q['device']:6.1f} {q['ideal']:6.1f}  "
+              f"{plan.form} ({plan.n_ops})")
+    print(f"(worst int16 op after: {worst:.3f} LSB.  Forms: split = knots in 1/128 LSB; zoom<k>[@c] = a table indexed by\n"
+          " (x - c) * 2^k; tiled plans = a split backbone plus such corrections; ramps<n> = exact integer ramps\n"
+          " (CLAMP, RESCALE, ADD/SUB; +mul: times x).  The generated C runs each as one fused kernel)\n")
+
+
+def section_singular_ends():
+    print("== singular-end sweep (a16w8 grids, inputs reaching 2^-10 of the singular end): output SQNR vs float, dB ==")
+    print(f"{'op':6s} {'range':>22s} {'points':>7s}  {'before':>7s} {'after':>7s} {'ideal':>7s}  {'after - ideal':>13s}"
+          f"  {'max LSB before':>14s} {'after':>6s}")
+    for c in SINGULAR_CASES:
+        old = _legacy_case_plan(c)[0]
+        plan = build_plan(c)[0]
+        for points in (None, 101):
+            b, a = sweep_sqnr(c, old, points), sweep_sqnr(c, plan, points)
+            print(f"{c.id:6s} {f'[{c.lo:.6g},{c.hi:.6g}]':>22s} {points or 'all':>7}  {b['device']:7.1f} {a['device']:7.1f} "
+                  f"{a['ideal']:7.1f}  {a['device'] - a['ideal']:13.2f}  {b['max_lsb']:14.1f} {a['max_lsb']:6.2f}")
+    print("the issue's measurement, 101 points over [-0.9995, 0.9995]:")
+    for fn in ("aten.asin", "aten.acos"):
+        c = Case(fn, -0.9995, 0.9995, fixed_grid=True)
+        old, _, _ = _legacy_case_plan(c)
+        plan = build_plan(c)[0]
+        b, a = sweep_sqnr(c, old, 101), sweep_sqnr(c, plan, 101)
+        print(f"{c.id:6s} before {b['device']:5.1f} dB, after {a['device']:5.1f} dB, ideal {a['ideal']:5.1f} dB")
+    print("(before: one table -- a few hundred to thousands of LSB near the singular end; after: a tiled plan,\n"
+          " within 1 LSB, so the SQNR is the ideal's: the input grid's own error is all that is left)\n")
 
 
 def _histogram_qparams(values: np.ndarray) -> tuple[float, int]:
@@ -122,6 +211,7 @@ def main():
     np.set_printoptions(precision=3)
     section_sigmoid_tanh()
     section_all_ops()
+    section_singular_ends()
     section_int8_qparams(np.random.default_rng(20250101))
 
 

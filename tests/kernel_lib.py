@@ -141,6 +141,27 @@ class KernelLib:
                    _ptr(b, _i64p), _ptr(out, _i64p))
         return out
 
+    def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
+        """x [N,H,W,C] int8 (tabula_depthwise_conv2d_s8, int32 bias/output) or int16 (_s16, int64
+        bias/output, ``input_zp`` must be 0); w [KH,KW,C,M] int8; b [C*M] or None; pad [t,b,l,r]."""
+        wide = np.asarray(x).dtype == np.int16
+        if wide and input_zp != 0:
+            raise ValueError("tabula_depthwise_conv2d_s16 has no input zero point (int16 is symmetric)")
+        xt, xp, acc, accp = (np.int16, _i16p, np.int64, _i64p) if wide else (np.int8, _i8p, np.int32, _i32p)
+        x, w = _c(x, xt), _c(w, np.int8)
+        b = None if b is None else _c(b, acc)
+        n, h, wd, c = x.shape
+        kh, kw, _, m = w.shape
+        if out_hw is None:
+            out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+                      (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
+        win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
+        out = _out((n, out_hw[0], out_hw[1], c * m), acc)
+        zp = () if wide else (input_zp,)
+        self._call(f"tabula_depthwise_conv2d_{'s16' if wide else 's8'}", C.byref(win), m, _ptr(x, xp), *zp,
+                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(out, accp))
+        return out
+
     def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:
         x = np.asarray(x, order="C")
         if x.dtype not in (np.int8, np.int16):
@@ -179,6 +200,20 @@ class KernelLib:
         out = _out((x.shape[0], w.shape[0]), np.int32)
         self._call("tabula_fully_connected_s8", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i8p), input_zp,
                    _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(out, _i32p))
+        return out
+
+    def matmul(self, a, b, *, a_zp=0, b_zp=0) -> np.ndarray:
+        """a [N,H,C], b [N,C,W] both int8 (tabula_matmul_s8 -> int32) or both int16 (tabula_matmul_s16 ->
+        int64 holding int48)."""
+        a, b = np.asarray(a, order="C"), np.asarray(b, order="C")
+        if a.dtype != b.dtype or a.dtype not in (np.int8, np.int16):
+            raise TypeError(f"no C MATMUL for {a.dtype} x {b.dtype}")
+        typ, sfx = _PTR[a.dtype]
+        n, h, c = a.shape
+        w = b.shape[2]
+        acc = np.int32 if a.dtype == np.int8 else np.int64
+        out = _out((n, h, w), acc)
+        self._call(f"tabula_matmul_{sfx}", n, h, c, w, _ptr(a, typ), a_zp, _ptr(b, typ), b_zp, _ptr(out, _PTR[np.dtype(acc)][0]))
         return out
 
     def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8") -> np.ndarray:
@@ -239,7 +274,8 @@ class KernelLib:
 
     def table16(self, x, plan) -> np.ndarray:
         """int16 x + a ``qmath.Table16Plan`` (or one 513-entry table) -> int16: the fused
-        ``tabula_table16_s16``."""
+        ``tabula_table16_s16`` (tables only, centred terms included) or ``tabula_table16_ramps_s16``
+        (ramps, a product step)."""
         from tabula import qmath
 
         if not isinstance(plan, qmath.Table16Plan):
@@ -247,12 +283,24 @@ class KernelLib:
         x = _c(x, np.int16)
         out = _out(x.shape, np.int16)
         n = len(plan.terms)
-        zoom = _c([t.zoom for t in plan.terms], np.int32)
+        zoom = _c([t.zoom for t in plan.terms] or [0], np.int32)
+        centre = _c([t.centre for t in plan.terms] or [0], np.int32)
         his = [_c(t.hi, np.int16) for t in plan.terms]
         los = [None if t.lo is None else _c(t.lo, np.int16) for t in plan.terms]
-        hi_arr = (_i16p * n)(*[_ptr(h, _i16p) for h in his])
+        hi_arr = (_i16p * max(n, 1))(*[_ptr(h, _i16p) for h in his])
         lo_arr = (_i16p * n)(*[_i16p() if lo is None else _ptr(lo, _i16p) for lo in los]) if plan.split else None
-        self._call("tabula_table16_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), hi_arr, lo_arr, _ptr(out, _i16p))
+        if not plan.ramps and plan.product is None:
+            self._call("tabula_table16_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), _ptr(centre, _i32p), hi_arr,
+                       lo_arr, _ptr(out, _i16p))
+            return out
+        ramps = _c([v for r in plan.ramps for v in (r.lo, r.hi, r.multiplier, r.shift, r.sign)] or [0], np.int32)
+        if plan.product is not None:
+            final = _c([plan.product.mul_shift, plan.product.multiplier, plan.product.shift], np.int32)
+        else:
+            final = _c([-1, 1 << 30, 30 + plan.frac_bits], np.int32)
+        self._call("tabula_table16_ramps_s16", _ptr(x, _i16p), x.size, n, _ptr(zoom, _i32p), _ptr(centre, _i32p),
+                   hi_arr, lo_arr, len(plan.ramps), _ptr(ramps, _i32p) if plan.ramps else None, _ptr(final, _i32p),
+                   _ptr(out, _i16p))
         return out
 
     def table(self, x, table) -> np.ndarray:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from tabula import dtypes, qmath
+from tabula import dtypes, qmath, rules
 from tabula.qmath import QuantizationError
-from tabula.report.table_cases import CASES, build, build_plan, table_op_graph
+from tabula.report.table_cases import CASES, SINGULAR_CASES, build, build_plan, sweep_sqnr, table_op_graph
 from tabula.report.tables import op_function, plot_tables, table_report
 
 CASE = {c.id: c for c in CASES}
@@ -196,20 +196,113 @@ def test_wide_input_ranges_get_a_zoomed_table_within_one_lsb(name, rng, bound):
     assert np.all(np.diff(dev) >= 0)  # all four are monotone non-decreasing
 
 
-@pytest.mark.parametrize("name,bound,single_at_least", [
-    ("reciprocal", 2.7, 20000), ("rsqrt", 15.0, 20000), ("log", 45.0, 8000), ("sqrt", 9.7, 470),
+#: The lowered int16 form of every case (table_cases.CASES): its max error over all 65,536 codes
+#: against the exact function, pinned (measured + ~0.01).  The issue's bar is 1.0 LSB for every op.
+INT16_MAX_LSB = {
+    "silu": 0.63, "sigmoid": 0.69, "tanh": 0.87, "gelu": 0.66, "gelu(approximate=tanh)": 0.66, "elu(1.0)": 0.65,
+    "leaky_relu(0.01)": 0.5 + 2**-10, "hardswish": 0.5 + 2**-10, "hardsigmoid": 0.5 + 2**-10, "softplus": 0.996,
+    "exp": 0.71, "expm1": 0.92, "log": 0.71, "log1p": 0.70, "sqrt": 0.76, "rsqrt": 0.77, "reciprocal": 0.66,
+    "erf": 0.77, "sin": 0.97, "cos": 0.70, "tan": 0.76, "atan": 0.70, "asin": 0.69, "acos": 0.79, "atanh": 0.69,
+    "sinh": 0.94, "cosh": 0.93, "asinh": 0.75, "acosh": 0.72, "pow(2)": 0.96, "pow(3)": 0.67, "pow(0.5)": 0.76,
+}
+
+
+def test_every_int16_table_op_within_one_lsb_on_its_typical_range():
+    """The issue's bar: every int16 table op, in the form the lowering picks, within 1.0 output LSB of
+    the exact function on every input code (saturation at poles aside), each worst case pinned."""
+    assert set(INT16_MAX_LSB) == {c.id for c in CASES}
+    for c in CASES:
+        plan, (s_in, _), (s_out, _) = build_plan(c)
+        e = qmath.table_error_lsb(c.f(), plan, s_in, 0, s_out, 0, "int16", domain=c.dom)
+        assert e["max_lsb"] <= INT16_MAX_LSB[c.id] <= 1.0, (c.id, plan.form, e)
+
+
+@pytest.mark.parametrize("name,single_at_least", [
+    ("reciprocal", 20000), ("rsqrt", 20000), ("log", 8000), ("sqrt", 470), ("pow(0.5)", 470),
+    ("asin", 400), ("acos", 200), ("atanh", 6000), ("acosh", 400), ("log1p", 8000), ("tan", 4),
 ])
-def test_a_pole_or_infinite_slope_at_zero_gets_a_deep_zoom(name, bound, single_at_least):
-    """int16 over [0, 16] (log [0, 8]): one table's first segments cannot follow f near 0 (thousands of
-    LSB); a centre table on the middle 1/128 of the range (zoom 7) brings the max error down to a few
-    LSB, monotone, the pole still saturating (test_poles_at_zero_saturate_monotonically)."""
+def test_a_singular_point_gets_a_tiled_plan_within_one_lsb(name, single_at_least):
+    """A pole or infinite slope at 0 (reciprocal, rsqrt, log, sqrt), a singular end of the domain (asin,
+    acos, atanh at +-1; acosh at 1, log1p at -1) or poles just past the range (tan): one table errs by
+    hundreds to tens of thousands of LSB there; a split backbone plus zoomed corrections centred where f
+    is singular is within 1 LSB on every code, monotone, the poles still saturating
+    (test_poles_at_zero_saturate_monotonically)."""
     c = CASE[name]
     plan, (s_in, _), (s_out, _) = build_plan(c)
     e = qmath.table_error_lsb(c.f(), plan, s_in, 0, s_out, 0, "int16", domain=c.dom)
     single = qmath.build_table_int16(c.f(), s_in, s_out, domain=c.dom)
     e1 = qmath.table_error_lsb(c.f(), single, s_in, 0, s_out, 0, "int16", domain=c.dom)
-    assert plan.form == "zoom7" and e["max_lsb"] <= bound and e1["max_lsb"] >= single_at_least
+    assert any(t.zoom for t in plan.terms) and plan.split and e["max_lsb"] <= 1.0 and e1["max_lsb"] >= single_at_least
     assert e["mean_lsb"] < e1["mean_lsb"]
+
+
+@pytest.mark.parametrize("case", SINGULAR_CASES, ids=[c.id for c in SINGULAR_CASES])
+def test_singular_ends_within_3_db_of_the_ideal_sqnr(case):
+    """The singular-end sweep (inputs reaching 2^-10 of the singular end, on the a16w8 grids): output
+    SQNR against float within 3 dB of the ideal (exact f of the quantized input, rounded to the output
+    grid) -- in fact within 0.5 dB -- on every code of the range and on the issue's 101 points; one table
+    is 28 to 60 dB below it."""
+    plan = build_plan(case)[0]
+    f, dom = case.f(), case.dom
+    s_in = case.in_qparams("int16")[0]
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+    single = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=dom)),))
+    for points in (None, 101):
+        got, one = sweep_sqnr(case, plan, points), sweep_sqnr(case, single, points)
+        assert got["device"] >= got["ideal"] - 0.5 and got["max_lsb"] <= 1.0, (points, got)
+        assert one["device"] < got["ideal"] - 10.0, (points, one)
+
+
+@pytest.mark.parametrize("name,r", [
+    ("sigmoid", 30), ("tan", 1.55), ("log", 1000), ("reciprocal", 100), ("sin", 10), ("exp", 10), ("atan", 100),
+])
+def test_wide_and_pole_ranges_stay_within_one_lsb(name, r):
+    """Calibrated ranges far from the typical ones (a pole one code away, several periods, a 2e4 ratio
+    of slopes): the lowering's plan still meets 1 LSB, monotone where f is."""
+    fn = f"aten.{name}"
+    f = op_function(fn)
+    dom = rules.DOMAIN.get(fn)
+    dom = None if dom is None else (dom.lo, dom.hi)
+    s_in = r / 32767
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+    plan = qmath.build_table_int16_plan(f, s_in, s_out, domain=dom)
+    e = qmath.table_error_lsb(f, plan, s_in, 0, s_out, 0, "int16", domain=dom)
+    assert e["max_lsb"] <= 1.0, (name, plan.form, e)
+
+
+@pytest.mark.parametrize("centre", [-65536, -32768, -3840, 0, 128, 4096, 32768, 65536])
+def test_centre_index_is_exact_on_every_code(centre):
+    """A centred term's index -- its shift TABLE (128 (x - centre), exact below the top clip) RESCALEd by
+    2^(k-7) -- is saturate16((x - centre) * 2^k) on every int16 code for every zoom 1..7: what the fused
+    kernel computes directly."""
+    codes = np.arange(-32768, 32768, dtype=np.int64)
+    v = qmath.table_interpolate_int16(qmath.centre_table(centre), codes).astype(np.int64)
+    inside = (codes - centre >= -32768) & (codes - centre < 32640)
+    np.testing.assert_array_equal(v[inside], 128 * (codes - centre)[inside])
+    for k in range(1, 8):
+        m, s = qmath.centre_rescale(k)
+        assert qmath.quantize_multiplier(2.0 ** (k - 7)) == (m, s)
+        idx = np.clip(qmath.apply_scale_32_round_half_up(v, m, s), -32768, 32767)
+        np.testing.assert_array_equal(idx, np.clip((codes - centre) * 2**k, -32768, 32767))
+    with pytest.raises(ValueError, match="multiple of 128"):
+        qmath.centre_table(centre + 1)
+
+
+def test_tiled_corrections_are_zero_outside_their_tiles():
+    """Each correction of a tiled plan is exactly 0 away from its tile (its knots there are fixed), so
+    the backbone alone is the output wherever no tile is: asin's middle is its backbone, bit for bit."""
+    from tabula.qmath.table16 import _interp64, _zoom_index
+
+    plan = build_plan(CASE["asin"])[0]
+    codes = np.arange(-32768, 32768, dtype=np.int64)
+    backbone, *corrections = plan.terms
+    assert backbone.zoom == 0 and backbone.centre == 0 and corrections
+    middle = np.abs(codes) < 16384
+    for t in corrections:
+        v = _interp64(t.knots(), _zoom_index(codes, t.zoom, t.centre))
+        assert np.all(v[middle] == 0) and np.count_nonzero(v) < 8192  # local: under 1/8 of the codes
+    only = qmath.Table16Plan((backbone,))
+    np.testing.assert_array_equal(qmath.table16_apply(only, codes)[middle], qmath.table16_apply(plan, codes)[middle])
 
 
 def test_zoom_index_is_exact_and_saturates():

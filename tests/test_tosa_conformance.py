@@ -35,9 +35,13 @@ def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
             at = op.attrs
             out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
                                      shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
+        elif op.op == "CLAMP":
+            out = kernel_lib.clamp(a, op.attrs["min"], op.attrs["max"])
+        elif op.op == "MUL":
+            out = kernel_lib.mul(a, vals[op.inputs[1]], op.attrs.get("shift", 0))
         else:
-            assert op.op == "ADD", op.op
-            out = kernel_lib.add(a, vals[op.inputs[1]])
+            assert op.op in ("ADD", "SUB"), op.op
+            out = (kernel_lib.add if op.op == "ADD" else kernel_lib.sub)(a, vals[op.inputs[1]])
         vals[op.outputs[0]] = out
     return vals
 
@@ -47,9 +51,10 @@ def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
     """Every intermediate and the result, on every input code, and for int16 the fused C kernel codegen
-    calls instead of the op sequence (tabula_table16_s16).  ``int16``: the form the lowering picks;
-    ``int16-other``: the split zoomed pair (every op kind a table op can lower to: RESCALE int16 ->
-    int16, four TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
+    calls instead of the op sequence (tabula_table16_s16).  ``int16``: the form the lowering picks
+    (tiled with shift TABLEs for the singular ops, exact ramps -- CLAMP, RESCALE, SUB, MUL -- for the
+    piecewise-linear ones); ``int16-other``: the split zoomed pair (RESCALE int16 -> int16, four
+    TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
     dtype = form[:5]
     if form == "int16-other":
         chosen = build_plan(case)[0].form
@@ -70,9 +75,9 @@ def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
         for n in g.outputs:
             np.testing.assert_array_equal(tosa[n], ref[n], err_msg=n)
             np.testing.assert_array_equal(c[n], ref[n], err_msg=n)
-        first = next(o for o in g.ops if o.op == "TABLE")
-        np.testing.assert_array_equal(qmath.table16_apply(table_of(g, first), x), ref["y"])
-        np.testing.assert_array_equal(kernel_lib.table16(x, table_of(g, first)), ref["y"])  # the fused C
+        head = next(o for o in g.ops if "function" in o.attrs)  # the group's first op
+        np.testing.assert_array_equal(qmath.table16_apply(table_of(g, head), x), ref["y"])
+        np.testing.assert_array_equal(kernel_lib.table16(x, table_of(g, head)), ref["y"])  # the fused C
         assert ref["y"].dtype == np.int16
     else:
         table = g.constants["table"]
@@ -192,9 +197,53 @@ def test_serialize_names_unsupported_ops():
     from tabula.ir import IRError
 
     g = Graph()
-    g.add_tensor(Tensor("x", (2,), "int8", 1.0, 0))
-    g.add_tensor(Tensor("y", (2,), "int8", 1.0, 0))
-    g.add_op(Op("CLAMP", ["x"], ["y"], {"min": 0, "max": 3}))
+    g.add_tensor(Tensor("x", (2, 3), "int8", 1.0, 0))
+    g.add_tensor(Tensor("y", (3, 2), "int8", 1.0, 0))
+    g.add_op(Op("TRANSPOSE", ["x"], ["y"], {"perm": [1, 0]}))
     g.inputs, g.outputs = ["x"], ["y"]
-    with pytest.raises(IRError, match="CLAMP"):
+    with pytest.raises(IRError, match="TRANSPOSE"):
         T.serialize(g)
+
+
+MATMULS = [("int8", 0, 0), ("int8", -128, 127), ("int8", 127, -5), ("int16", 0, 0)]
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("dtype,a_zp,b_zp", MATMULS, ids=[f"{d}-{a}-{b}" for d, a, b in MATMULS])
+def test_matmul_matches_tosa(dtype, a_zp, b_zp, rng, kernel_lib):
+    """MATMUL [N,H,C] x [N,C,W] with zero points: our reference == the TOSA reference model == our C.
+    The reference model's Python binding cannot return int48 tensors, so the int16 MATMUL is followed
+    by an exact RESCALE int48 -> int32 (x 2^14 / 2^14) on values whose sums fit int32."""
+    lo, hi = (-128, 127) if dtype == "int8" else (-2000, 2000)
+    a = rng.integers(lo, hi, (2, 3, 7), endpoint=True).astype(dtype)
+    b = rng.integers(lo, hi, (2, 7, 4), endpoint=True).astype(dtype)
+    a.reshape(-1)[0], b.reshape(-1)[0] = lo, lo
+    acc = "int32" if dtype == "int8" else "int48"
+    g = Graph()
+    g.add_tensor(Tensor("a", a.shape, dtype, 1.0, a_zp))
+    g.add_tensor(Tensor("b", b.shape, dtype, 1.0, b_zp))
+    g.add_tensor(Tensor("acc", (2, 3, 4), acc, 1.0))
+    g.add_op(Op("MATMUL", ["a", "b"], ["acc"], {"a_zp": a_zp, "b_zp": b_zp}))
+    g.inputs, g.outputs = ["a", "b"], ["acc"]
+    if acc == "int48":
+        g.add_tensor(Tensor("y", (2, 3, 4), "int32", 1.0))
+        g.add_op(Op("RESCALE", ["acc"], ["y"], {"input_zp": 0, "output_zp": 0, "multiplier": [2**14], "shift": [14],
+                                                "scale32": False}))
+        g.outputs = ["y"]
+    (ref,) = run_graph(g, [a, b])
+    (got,) = T.run_graph(g, [a, b])
+    np.testing.assert_array_equal(got, ref)
+    want = (a.astype(np.int64) - a_zp) @ (b.astype(np.int64) - b_zp)
+    np.testing.assert_array_equal(ref, want)
+    np.testing.assert_array_equal(kernel_lib.matmul(a, b, a_zp=a_zp, b_zp=b_zp), want)
+def test_clamp_serializes_and_matches_tosa():
+    """CLAMP int16 (the ramps of the exact piecewise-linear ops clamp x before their RESCALE): the TOSA
+    reference model agrees with ours on every code, equal bounds (a constant) included."""
+    x = ALL["int16"]
+    for lo, hi in ((-1200, 3400), (16384, 16384), (-32768, 0)):
+        g = Graph()
+        g.add_tensor(Tensor("x", x.shape, "int16", 1.0, 0))
+        g.add_tensor(Tensor("y", x.shape, "int16", 1.0, 0))
+        g.add_op(Op("CLAMP", ["x"], ["y"], {"min": lo, "max": hi}))
+        g.inputs, g.outputs = ["x"], ["y"]
+        np.testing.assert_array_equal(T.run_graph(g, [x])[0], run_graph(g, [x])[0])

@@ -4,7 +4,9 @@ The annotator (:mod:`tabula.quantizer.annotator`), the lowering, the reports and
 tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (see ``shared/DESIGN.md``):
 
 ``WEIGHTED``     input: activation qspec; weight: per-channel symmetric int8 [-127, 127] (axis 0);
-                 bias: int32 (int8 scheme) or int48 (a16w8), scale = s_in * s_w[c]; output: own.
+                 bias: float in the PT2E graph, quantized at lowering per call to int32 (int8 scheme)
+                 or int48 (a16w8) at scale s_in * s_w[c] of that call; output: own -- or, followed
+                 by a fusable activation (:data:`FUSED_ACTIVATIONS`), the activation's.
 ``TABLE``        input: activation qspec -- or, for a domain-limited op (:data:`DOMAIN`), a grid fixed
                  by the op's mathematical domain or a calibrated grid clipped to it; output: **own**
                  (never shared: these functions compress or warp the range -- SiLU never goes below
@@ -19,6 +21,16 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
 ``FIXED_OUTPUT`` softmax: input calibrated (own); output on a grid fixed by the op's range, [0, 1]
                  (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
                  values softmax never produces.
+``REWRITTEN``    not a class: ops rewritten before quantization into ops of the classes above (BatchNorm:
+                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
+``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
+                 (or a fused activation's).
+
+Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
+:data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
+its output grid is the activation's, observed on the activation's output (as TFLite and ExecuTorch
+do), so no code is spent below a ReLU's 0; the lowering clamps in the producer's epilogue
+(:func:`fused_activation`).
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
@@ -31,13 +43,15 @@ from enum import Enum
 from typing import Callable
 
 import torch
+from torch.fx import Node
 
 from .fx import canonical_op
 
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT"]
+           "REWRITTEN", "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid",
+           "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS", "FUSING_PRODUCERS", "fused_activation"]
 
 
 class OpClass(Enum):
@@ -49,12 +63,14 @@ class OpClass(Enum):
     JOINING = "joining"
     ARITHMETIC = "arithmetic"
     FIXED_OUTPUT = "fixed output"
+    MATMUL = "matmul"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
 WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
+    "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
 }
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
@@ -146,6 +162,10 @@ SHARED: dict[str, int] = {
     "aten.hardtanh": 0,
     "aten.relu6": 0,
     "aten.clamp": 0,
+    "aten.max_pool1d": 0,
+    "aten.avg_pool1d": 0,
+    "aten.transpose": 0,
+    "aten.t": 0,
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -184,6 +204,27 @@ FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
     "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
 }
 
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
+#: ops of the classes above: packet name -> what they become.
+REWRITTEN: dict[str, str] = {
+    "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
+    "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+}
+#: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
+MATMUL: dict[str, tuple[int, int]] = {
+    "aten.matmul": (0, 1),
+    "aten.bmm": (0, 1),
+    "aten.mm": (0, 1),
+}
+
+#: Activations that run in their producer's epilogue when they are its only user: the producer
+#: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
+FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
+
+#: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
+                                              "aten.mm"})
+
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
 
@@ -199,6 +240,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.JOINING for n in JOINING},
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
     **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
+    **{n: OpClass.MATMUL for n in MATMUL},
 }
 
 
@@ -210,3 +252,25 @@ def op_class(target: object) -> OpClass | None:
 def supported_ops() -> list[str]:
     """Every aten op name the rules table covers, sorted."""
     return sorted(_CLASS_OF)
+
+
+def fused_activation(node: Node) -> Node | None:
+    """The activation node fused into ``node``'s epilogue, or ``None``.
+
+    ``node`` (an FX node) must be a :data:`FUSING_PRODUCERS` op whose only user is a
+    :data:`FUSED_ACTIVATIONS` op reading it as its data input, with constant (non-tensor) bounds.
+    The annotator gives such a producer no output grid and the activation its own; the lowering
+    then finds the producer feeding the activation directly (no quantize between them)."""
+    if getattr(node, "op", None) != "call_function" or canonical_op(node.target) not in FUSING_PRODUCERS:
+        return None
+    users = list(node.users)
+    if len(users) != 1:
+        return None
+    act = users[0]
+    if act.op != "call_function" or canonical_op(act.target) not in FUSED_ACTIVATIONS:
+        return None
+    if not act.args or act.args[0] is not node:
+        return None
+    if any(isinstance(a, Node) for a in list(act.args[1:]) + list(act.kwargs.values())):
+        return None
+    return act

@@ -344,6 +344,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "device_exit_code": session.exit_code,
         "rejected_frames": session.n_rejected_frames,
         "resends": session.n_resends,
+        "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
     warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path)

@@ -2,9 +2,11 @@
 every op); the C runner may compute a group of IR ops with one kernel when that is bit-exact.
 
 ``TABLE16``: an int16 table op's sequence as :func:`tabula.lowering.ops.table.emit_int16` emits it
-(TABLE, RESCALE x 2^-7; or zoom RESCALEs, TABLEs, ADDs, RESCALEs -- :class:`tabula.qmath.Table16Plan`)
-becomes one ``tabula_table16_s16`` call: its int32 intermediates get no arena space and the element
-loop runs once.  The emitter names the group's intermediates in the first TABLE's ``attrs["internal"]``.
+(TABLE, RESCALE x 2^-7; or shift TABLEs and zoom RESCALEs, TABLEs, CLAMPs, RESCALEs, ADD/SUBs, MUL --
+:class:`tabula.qmath.Table16Plan`) becomes one ``tabula_table16_s16`` call: its int32 intermediates get
+no arena space, its shift tables no flash (the kernel computes ``(x - centre) * 2^zoom`` directly) and
+the element loop runs once.  The emitter names the group's intermediates in its first op's
+``attrs["internal"]``.
 
 ``SOFTMAX``: a softmax's op sequence as :func:`tabula.lowering.ops.softmax.emit_softmax` emits it
 (REDUCE_MAX, TILE, SUB, RESCALEs, TABLEs, ADD, MUL, REDUCE_SUM, INTDIV) becomes one
@@ -22,9 +24,10 @@ FUSED_SOFTMAX = "SOFTMAX"
 
 def fuse_table16(g: Graph) -> Graph:
     """A copy of ``g`` in which every fusable int16 table op is one ``TABLE16`` op
-    (inputs ``[x, hi0, lo0?, hi1, ...]``, output the op's int16 result, ``attrs["terms"]``:
-    ``[{"zoom", "hi", "lo"}]``), placed where its last op was.  A group is left as it is when one
-    of its intermediates is read outside it or is a graph output.  ``g`` is not modified."""
+    (inputs ``[x, hi0, lo0?, hi1, ...]``, output the op's int16 result; ``attrs``: ``terms``
+    ``[{"zoom", "centre", "hi", "lo"}]``, ``ramps``, ``product``, ``frac_bits`` and ``wide``), placed where
+    its last op was.  A group is left as it is when one of its intermediates is read outside it or is a
+    graph output.  Constants no op reads any more (the shift tables) are dropped.  ``g`` is not modified."""
     consumers: dict[str, list[int]] = {}
     for i, op in enumerate(g.ops):
         for n in op.inputs:
@@ -34,31 +37,34 @@ def fuse_table16(g: Graph) -> Graph:
     removed: set[str] = set()
     for op in g.ops:
         a = op.attrs
-        if op.op != "TABLE" or "internal" not in a or "output" not in a:
+        if "internal" not in a or "output" not in a:
             continue
         internal, out = set(a["internal"]), a["output"]
         group = [i for i, o in enumerate(g.ops) if set(o.outputs) & (internal | {out})]
         if internal & set(g.outputs) or any(c not in group for n in internal for c in consumers.get(n, [])):
             continue
-        terms = a.get("terms") or [{"zoom": 0, "hi": op.inputs[1], "lo": None}]
+        terms = a["terms"] if "terms" in a else [{"zoom": 0, "centre": 0, "hi": op.inputs[1], "lo": None}]
         consts = [n for t in terms for n in (t["hi"], t.get("lo")) if n is not None]
         x = a.get("input", op.inputs[0])
-        attrs = {"terms": [dict(zoom=int(t["zoom"]), hi=t["hi"], lo=t.get("lo")) for t in terms],
-                 "function": a.get("function")}
+        wide = "frac_bits" in a
+        attrs = {"terms": [dict(zoom=int(t["zoom"]), centre=int(t.get("centre", 0)), hi=t["hi"], lo=t.get("lo"))
+                           for t in terms],
+                 "ramps": [dict(r) for r in a.get("ramps") or ()], "product": a.get("product"),
+                 "frac_bits": int(a.get("frac_bits", 7)), "wide": wide, "function": a.get("function")}
         replace[group[-1]] = Op(FUSED_TABLE16, [x] + consts, [out], attrs, op.source)
         drop.update(group[:-1])
         removed |= internal
     if not replace:
         return g
+    ops = [replace[i] if i in replace else op for i, op in enumerate(g.ops) if i in replace or i not in drop]
+    read = {n for op in ops for n in op.inputs}
     f = Graph()
     for name, t in g.tensors.items():
-        if name not in removed:
-            f.add_tensor(t, g.constants.get(name))
-    for i, op in enumerate(g.ops):
-        if i in replace:
-            f.add_op(replace[i])
-        elif i not in drop:
-            f.add_op(op)
+        if name in removed or (name in g.constants and name not in read):
+            continue
+        f.add_tensor(t, g.constants.get(name))
+    for op in ops:
+        f.add_op(op)
     f.inputs, f.outputs, f.io_layout = list(g.inputs), list(g.outputs), dict(g.io_layout)
     return f
 

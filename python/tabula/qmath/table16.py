@@ -47,7 +47,8 @@ TABLE16_SPLIT_RESCALE = (1 << 30, 37 + TABLE16_FRAC_BITS)
 _TABLE16_SPLIT_SEARCH = 8
 
 #: int16 table ops whose single table errs by more than this (output LSB, max over every code) get a
-#: split and/or zoomed table when that is more accurate (:func:`build_table_int16_plan`).
+#: split, zoomed or tiled plan when that is more accurate
+#: (:func:`tabula.qmath.table16_plan.build_table_int16_plan`).
 TABLE16_SPLIT_ABOVE_LSB = 1.0
 
 
@@ -79,13 +80,16 @@ def split_table_int16(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class Table16Term:
     """One term of an int16 table op: ``TABLE(index, hi)`` (and ``TABLE(index, lo)`` when split) where
-    ``index = x`` (``zoom == 0``) or ``RESCALE x * 2^zoom`` saturated to int16 (a 2^zoom finer view of
-    the middle of the input range).  ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or
-    ``hi * 2^7 + lo`` (1/128 LSB)."""
+    ``index = x`` (``zoom == 0``) or ``saturate16((x - centre) * 2^zoom)``: a 2^zoom finer view of the
+    input codes around ``centre`` (0: the middle of the range, RESCALE x * 2^zoom; a multiple of 128
+    otherwise, e.g. +-32768 for the range ends, through a shift table, :func:`centre_table`).
+    ``hi``/``lo``: int16 [513]; knots are ``hi`` (LSB) or ``hi * 2^7 + lo`` (1/128 LSB).  A centred
+    term has ``zoom >= 1``."""
 
     zoom: int
     hi: np.ndarray
     lo: np.ndarray | None = None
+    centre: int = 0
 
     def knots(self) -> np.ndarray:
         """int64 [513] in 2^-7 LSB when split, else in LSB."""
@@ -94,44 +98,127 @@ class Table16Term:
 
 
 @dataclass(frozen=True)
+class Ramp16:
+    """A clamped linear term of an int16 plan, exact integer arithmetic (TOSA CLAMP then RESCALE)::
+
+        sign * apply_scale_32(clamp(x, lo, hi), multiplier, shift)        int16 -> int32
+
+    added to the plan's accumulator (``sign`` +1: ADD, -1: SUB).  ``lo == hi`` makes a constant.
+    Sums of ramps are the continuous piecewise-linear functions of the integer input codes (leaky_relu,
+    hardsigmoid, elu's linear part, :mod:`tabula.qmath.piecewise`)."""
+
+    lo: int
+    hi: int
+    multiplier: int
+    shift: int
+    sign: int = 1
+
+    def value(self, codes: np.ndarray) -> np.ndarray:
+        """int64: the ramp's signed contribution at int16 ``codes``."""
+        v = np.clip(np.asarray(codes, dtype=np.int64), self.lo, self.hi)
+        return self.sign * apply_scale_32_round_half_up(v, self.multiplier, self.shift)
+
+
+@dataclass(frozen=True)
+class Table16Product:
+    """The last step of a plan that multiplies by its own input (hardswish: ``x * hardsigmoid(x)``)::
+
+        y = saturate16(apply_scale_32(MUL(acc, x, mul_shift), multiplier, shift))
+
+    with TOSA MUL int32 (``(a * b + 2^(s-1)) >> s``, the product must fit int32) and x as int32."""
+
+    mul_shift: int
+    multiplier: int
+    shift: int
+
+
+@dataclass(frozen=True)
 class Table16Plan:
-    """How an int16 table op is computed: the sum of its terms' interpolations, then one RESCALE to
-    the int16 output (all TOSA 1.0 ops; :func:`table16_apply` is the exact device arithmetic)::
+    """How an int16 table op is computed: the sum of its terms' interpolations and ramps, then one
+    RESCALE to the int16 output (all TOSA 1.0 ops; :func:`table16_apply` is the exact device
+    arithmetic)::
 
-        idx_k = RESCALE(x, x 2^k)                       one per zoom k > 0 (int16, saturating)
-        H     = ADD over terms of TABLE(idx, hi)        int32, 16.7
-        no lo:  y = RESCALE(H, x 2^-7)
-        split:  y = RESCALE(ADD(RESCALE(H, x 2^7), ADD over terms of TABLE(idx, lo)), x 2^-14)
+        idx_t = x, RESCALE(x, x 2^k) or RESCALE(TABLE(x, shift by centre), x 2^(k-7))   per term t
+        no lo, no ramps:  y = RESCALE(ADD over terms of TABLE(idx_t, hi_t), x 2^-7)    (16.7 sum)
+        else:  part_t = RESCALE(TABLE(idx_t, hi_t), x 2^7) [+ TABLE(idx_t, lo_t)]     per term t
+               acc = ADD over terms of part_t, ADD/SUB of the ramps                (2^-frac_bits LSB)
+               y = RESCALE(acc, x 2^-frac_bits)      (or the product step, :class:`Table16Product`)
 
-    Forms built by :func:`build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
+    ``frac_bits``: the accumulator's unit is 2^-frac_bits output LSB -- 7 + :data:`TABLE16_FRAC_BITS`
+    whenever there are terms; a ramps-only plan may use fewer bits so its ramps fit int32.
+
+    Forms built by :func:`tabula.qmath.build_table_int16_plan`: one table (2 ops); one split table (5 ops); a
     zoomed pair, ``[zoom k: f on the middle 1/2^k of the range, clamped beyond; zoom 0: the rest]``
-    (5 ops); the zoomed pair split (10 ops)."""
+    (5 ops); the zoomed pair split (10 ops); a split backbone plus local zoomed corrections around
+    poles, singular ends and kinks (:func:`tabula.qmath.table16_tiled.build_table_int16_tiled`).
+    :mod:`tabula.qmath.piecewise` builds ramp plans for the piecewise-linear activations."""
 
     terms: tuple[Table16Term, ...]
+    ramps: tuple[Ramp16, ...] = ()
+    product: Table16Product | None = None
+    frac_bits: int = 7 + TABLE16_FRAC_BITS
 
     @property
     def split(self) -> bool:
         return any(t.lo is not None for t in self.terms)
 
     @property
+    def wide(self) -> bool:
+        """True when the accumulator is the 2^-frac_bits sum (split tables, ramps or a product) rather
+        than the hi tables' 16.7 sum alone."""
+        return self.split or bool(self.ramps) or self.product is not None
+
+    @property
     def n_tables(self) -> int:
         return sum(1 + (t.lo is not None) for t in self.terms)
 
     @property
+    def centres(self) -> list[int]:
+        """The distinct non-zero centres, each one shift TABLE in the IR, in order of first use."""
+        out: list[int] = []
+        for t in self.terms:
+            if t.centre and t.centre not in out:
+                out.append(t.centre)
+        return out
+
+    @property
+    def indexes(self) -> list[tuple[int, int]]:
+        """The distinct ``(centre, zoom)`` with zoom > 0, each one RESCALE in the IR, in order of first use."""
+        out: list[tuple[int, int]] = []
+        for t in self.terms:
+            if t.zoom and (t.centre, t.zoom) not in out:
+                out.append((t.centre, t.zoom))
+        return out
+
+    @property
     def n_ops(self) -> int:
-        """IR ops: zoom RESCALEs + TABLEs + ADDs + RESCALEs (2 for one table ... 10 for a split zoomed pair)."""
-        n = len({t.zoom for t in self.terms} - {0}) + self.n_tables + len(self.terms) - 1  # zooms, TABLEs, hi ADDs
-        if not self.split:
-            return n + 1  # RESCALE x 2^-7
+        """IR ops (:func:`tabula.lowering.ops.table.emit_int16`): shift TABLEs and zoom RESCALEs, TABLEs,
+        RESCALEs x 2^7, per ramp a CLAMP and a RESCALE, the ADD/SUBs, the final RESCALE (or RESCALE, MUL,
+        RESCALE): 2 for one table, 5 split, 5 for a zoomed pair, 11 for a split zoomed pair."""
+        n_hi = len(self.terms)
+        n = len(self.centres) + len(self.indexes) + n_hi  # index ops, hi TABLEs
+        if not self.wide:
+            return n + max(n_hi - 1, 0) + 1  # ADDs, RESCALE x 2^-7
         n_lo = sum(t.lo is not None for t in self.terms)
-        return n + 1 + (n_lo - 1) + 1 + 1  # RESCALE x 2^7, lo ADDs, ADD hi+lo, RESCALE x 2^-14
+        n += n_hi + 2 * n_lo + 2 * len(self.ramps)  # RESCALE x 2^7 per term, lo TABLEs + ADDs, ramps
+        n += n_hi + len(self.ramps) - 1  # ADD/SUBs joining the parts
+        return n + (3 if self.product is not None else 1)
 
     @property
     def form(self) -> str:
-        """``single``, ``split``, ``zoom<k>`` or ``zoom<k>+split``."""
-        zooms = sorted({t.zoom for t in self.terms} - {0})
-        name = "+".join([f"zoom{k}" for k in zooms] + (["split"] if self.split else []))
-        return name or "single"
+        """``single``, ``split``, ``zoom<k>``, ``zoom<k>+split``; with centred terms ``zoom<k>@<centre>``
+        per term (a tiled plan); ramp plans ``ramps<n>`` (and ``+mul`` for a product)."""
+        zooms = sorted({(t.centre, t.zoom) for t in self.terms if t.zoom})
+        parts = [f"zoom{k}" + (f"@{c}" if c else "") for c, k in zooms]
+        if any(t.zoom == 0 and t.centre for t in self.terms):
+            parts.append("shift")
+        if self.ramps:
+            parts.insert(0, f"ramps{len(self.ramps)}")
+        if self.split:
+            parts.append("split")
+        if self.product is not None:
+            parts.append("mul")
+        return "+".join(parts) or "single"
 
 
 def zoom_rescale(k: int) -> tuple[int, int]:
@@ -140,10 +227,32 @@ def zoom_rescale(k: int) -> tuple[int, int]:
     return 1 << 30, 30 - k
 
 
-def _zoom_index(codes: np.ndarray, k: int) -> np.ndarray:
-    if k == 0:
+def centre_table(centre: int) -> np.ndarray:
+    """The int16 [513] shift TABLE of a centred term: knots ``clip(code - centre)``, so its output is
+    ``128 * (x - centre)`` exactly wherever ``-32768 <= x - centre < 32640`` (``centre`` a multiple of 128
+    puts the lower clip on a knot), and at least ``128 * 32640`` above.  RESCALEd by 2^(k-7) (k >= 1,
+    :func:`centre_rescale`) it gives the term's index ``saturate16((x - centre) * 2^k)`` on every int16 x:
+    where the shift is inexact the index saturates either way.
+
+    Raises:
+        ValueError: ``centre`` is not a multiple of 128 or outside [-65536, 65536].
+    """
+    if centre % 128 or not -65536 <= centre <= 65536:
+        raise ValueError(f"a table centre is a multiple of 128 in [-65536, 65536], not {centre}")
+    return np.clip(INT16_TABLE_CODES - centre, -32768, 32767).astype(np.int16)
+
+
+def centre_rescale(k: int) -> tuple[int, int]:
+    """(multiplier, shift) of the RESCALE int32 -> int16 x 2^(k-7) that turns the shift TABLE's output
+    ``128 * w`` into the index ``saturate16(w * 2^k)``: ``(128 w * 2^30 + 2^(36-k)) >> (37-k) == w * 2^k``
+    exactly (``|128 w| <= 2^22 < 2^(36-k)``: TOSA's REQUIRE holds for k <= 13)."""
+    return 1 << 30, 37 - k
+
+
+def _zoom_index(codes: np.ndarray, k: int, centre: int = 0) -> np.ndarray:
+    if k == 0 and centre == 0:
         return np.asarray(codes, dtype=np.int64)
-    return np.clip(apply_scale_32_round_half_up(codes, *zoom_rescale(k)), -32768, 32767)
+    return np.clip((np.asarray(codes, dtype=np.int64) - centre) << k, -32768, 32767)
 
 
 def _interp64(knots: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -159,14 +268,14 @@ def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.nda
     the single form), step by step as the IR does it, on int16 ``codes``.
 
     Raises:
-        QuantizationError: an int32 intermediate would overflow, or the RESCALE x 2^7 would break TOSA's
-            REQUIRE |v| < 2^22 (never for plans :func:`build_table_int16_plan` returns: it checks them
-            on every code).
+        QuantizationError: an int32 intermediate would overflow, or a RESCALE would break TOSA's REQUIRE
+            on its input (never for plans the builders return: they check them on every code).
     """
     if not isinstance(plan, Table16Plan):
         plan = Table16Plan((Table16Term(0, np.asarray(plan)),))
     lo32, hi32 = dtypes.range_of("int32")
-    idx = {k: _zoom_index(codes, k) for k in {t.zoom for t in plan.terms}}
+    codes = np.asarray(codes, dtype=np.int64)
+    idx = {(t.centre, t.zoom): _zoom_index(codes, t.zoom, t.centre) for t in plan.terms}
 
     def total(parts):
         acc = np.zeros(np.shape(codes), dtype=np.int64)
@@ -176,17 +285,33 @@ def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.nda
                 raise QuantizationError("int16 table: a sum of table terms leaves int32")
         return acc
 
-    h = total(table_interpolate_int16(t.hi, idx[t.zoom]).astype(np.int64) for t in plan.terms)
-    if not plan.split:
-        out = apply_scale_32_round_half_up(h, *TABLE16_RESCALE)
+    def rescale(v, m, s):
+        lim = np.int64(1) << (s - 1)
+        if v.size and (v.min() < -lim or v.max() >= lim):
+            raise QuantizationError(f"int16 table: a RESCALE input leaves [-2^{s - 1}, 2^{s - 1}), TOSA's REQUIRE")
+        return apply_scale_32_round_half_up(v, m, s)
+
+    his = [table_interpolate_int16(t.hi, idx[(t.centre, t.zoom)]).astype(np.int64) for t in plan.terms]
+    if not plan.wide:
+        out = apply_scale_32_round_half_up(total(his), *TABLE16_RESCALE)
         return np.clip(out, -32768, 32767).astype(np.int16)
-    lim = 1 << (TABLE16_SPLIT_SHIFT_UP[1] - 1)
-    if h.size and (h.min() < -lim or h.max() >= lim):
-        raise QuantizationError("split int16 table: the hi sum leaves [-2^22, 2^22), TOSA's REQUIRE for x 2^7")
-    h = apply_scale_32_round_half_up(h, *TABLE16_SPLIT_SHIFT_UP)
-    lo = [table_interpolate_int16(t.lo, idx[t.zoom]).astype(np.int64) for t in plan.terms if t.lo is not None]
-    acc = total([h, total(lo)])
-    out = apply_scale_32_round_half_up(acc, *TABLE16_SPLIT_RESCALE)
+    parts = []
+    for t, h in zip(plan.terms, his):
+        part = rescale(h, *TABLE16_SPLIT_SHIFT_UP)
+        if t.lo is not None:
+            part = total([part, table_interpolate_int16(t.lo, idx[(t.centre, t.zoom)]).astype(np.int64)])
+        parts.append(part)
+    parts += [r.value(codes) for r in plan.ramps]
+    acc = total(parts)
+    if plan.product is None:
+        out = rescale(acc, 1 << 30, 30 + plan.frac_bits)
+    else:
+        p = plan.product
+        prod = acc * codes
+        if p.mul_shift:
+            prod = (prod + (np.int64(1) << (p.mul_shift - 1))) >> p.mul_shift
+        prod = total([prod])
+        out = rescale(prod, p.multiplier, p.shift)
     return np.clip(out, -32768, 32767).astype(np.int16)
 
 
@@ -239,7 +364,8 @@ def _table16_least_squares(Y: np.ndarray, y_end: float) -> np.ndarray:
 
 
 def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_bits: int = 0,
-                     base: np.ndarray | None = None, mask: np.ndarray | None = None) -> np.ndarray:
+                     base: np.ndarray | None = None, mask: np.ndarray | None = None,
+                     base_knots: np.ndarray | None = None) -> np.ndarray:
     """Globally best integer table among ``states`` (candidate values per entry, int64 [513, S], in
     2^-frac_bits output LSB: 0 for a single table, :data:`TABLE16_FRAC_BITS` for a split one) by
     dynamic programming over the chain of entries: first the smallest achievable max error of the
@@ -249,7 +375,10 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
     are forbidden, so the result keeps f's monotonicity.
     ``base`` (int64 [512, 128], in 2^-(7+frac_bits) LSB): what the other terms of a composite table add
     at each code before the final rounding; ``mask`` (bool [512, 128]): the index codes that occur
-    (a zoomed term only sees multiples of 2^zoom); errors elsewhere are ignored."""
+    (a zoomed term only sees multiples of 2^zoom); errors elsewhere are ignored.  ``base_knots`` (float
+    [513], in 2^-frac_bits LSB): the other terms' sum at each knot's input position, linear between
+    knots; the direction rules then apply to the total (knot + base) instead of the knot alone (a
+    correction term whose total must follow f, :mod:`tabula.qmath.table16_tiled`)."""
     n, S = states.shape
     r = np.arange(128, dtype=np.int64)
     sh = 7 + frac_bits
@@ -272,7 +401,9 @@ def _table16_minimax(Y: np.ndarray, states: np.ndarray, dirs: np.ndarray, frac_b
     dk = dirs[:, None, None]
     # split tables: this range of d keeps the hi table's slopes inside int16 after the split
     smin, smax = (_SLOPE_MIN, _SLOPE_MAX) if frac_bits == 0 else ((_SLOPE_MIN + 2) * u, (_SLOPE_MAX - 1) * u)
-    ok = (d >= smin) & (d <= smax) & ~((dk == 1) & (d < 0)) & ~((dk == -1) & (d > 0)) & ~((dk == 2) & (d != 0))
+    dt = d if base_knots is None else d + np.diff(base_knots)[:, None, None]  # the total's step
+    eps = 0 if base_knots is None else 1e-9
+    ok = (d >= smin) & (d <= smax) & ~((dk == 1) & (dt < -eps)) & ~((dk == -1) & (dt > eps)) & ~((dk == 2) & (d != 0))
     segmax = np.where(ok, segmax, np.inf)
     # pass 1: bottleneck (min over paths of the max segment error)
     best = np.zeros(S)
@@ -485,82 +616,3 @@ def _monotone_where_f_is(dev: np.ndarray, y: np.ndarray, y_end: float) -> bool:
     dirs = np.repeat(_table16_segment_directions(y, y_end), 128)[:-1]  # direction of pair (c, c+1)
     d = np.diff(dev.astype(np.int64))
     return bool(np.all(np.where(dirs == 1, d >= 0, np.where(dirs == -1, d <= 0, np.where(dirs == 2, d == 0, True)))))
-
-
-def build_table_int16_plan(
-    f: Callable[[np.ndarray], np.ndarray],
-    in_scale: float,
-    out_scale: float,
-    *,
-    domain: tuple[float, float] | None = None,
-) -> Table16Plan:
-    """The int16 table tabula lowers to: the cheapest :class:`Table16Plan` whose max error over every
-    input code is within :data:`TABLE16_SPLIT_ABOVE_LSB` (1 output LSB), trying in order of cost
-
-    1. one table (:func:`build_table_int16`; 2 IR ops);
-    2. a split table (:func:`build_table_int16_split`) or a zoomed pair (:func:`build_table_int16_zoom`,
-       zoom 1 or 2) -- 5 IR ops, the more accurate of those within the bound;
-    3. a split zoomed pair (zoom 1, 2 or 3; 10 IR ops), the most accurate;
-    4. a deeply zoomed pair (zoom 4 to 7, 5 ops) -- for a pole or infinite slope at x = 0;
-
-    and, when none reaches the bound, the most accurate -- where a costlier form must cut the max
-    error by 10 % over the best cheaper one (asin's edge singularity gains 1 LSB of 429 from zooming: it
-    keeps one table).  A candidate counts only if it is
-    exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
-    against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
-
-    Raises:
-        QuantizationError: as :func:`build_table_int16` (the one-table form is always built).
-    """
-    codes = np.arange(-32768, 32768, dtype=np.int64)
-    y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
-    target, y_end = y[:-1], float(y[-1])
-    scored: list[tuple[float, Table16Plan]] = []
-
-    def score(plan: Table16Plan) -> float | None:
-        try:
-            dev = table16_apply(plan, codes)
-        except QuantizationError:
-            return None
-        if not _monotone_where_f_is(dev, target, y_end):
-            return None
-        return float(np.abs(dev - target).max())
-
-    def consider(plans) -> Table16Plan | None:
-        tier = []
-        for make in plans:
-            try:
-                plan = make()
-            except QuantizationError:
-                continue
-            e = score(plan)
-            if e is not None:
-                tier.append((e, plan))
-        scored.extend(tier)
-        tier.sort(key=lambda t: t[0])
-        return tier[0][1] if tier and tier[0][0] <= TABLE16_SPLIT_ABOVE_LSB else None
-
-    single = Table16Plan((Table16Term(0, build_table_int16(f, in_scale, out_scale, domain=domain)),))
-    e1 = score(single)
-    if e1 is None or e1 <= TABLE16_SPLIT_ABOVE_LSB:
-        return single
-    scored.append((e1, single))
-    tiers = [
-        [lambda: build_table_int16_split(f, in_scale, out_scale, domain=domain)]
-        + [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (1, 2)],
-        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, domain=domain) for k in (1, 2, 3)],
-        # a pole or an infinite slope at 0 (log, sqrt, rsqrt, reciprocal): a deep centre
-        [lambda k=k: build_table_int16_zoom(f, in_scale, out_scale, k, split=False, domain=domain) for k in (4, 5, 6, 7)],
-    ]
-    for tier in tiers:
-        chosen = consider(tier)
-        if chosen is not None:
-            return chosen
-    # none within 1 LSB: from the cheapest up, a costlier form must cut the max error by 10 %
-    scored.sort(key=lambda t: (t[1].n_ops, t[0]))
-    e, choice = scored[0]
-    for e2, plan in scored[1:]:
-        if e2 < 0.9 * e:
-            e, choice = e2, plan
-    return choice
-

@@ -4,8 +4,9 @@ domain-limited ops (``rules.DOMAIN``) and fixed [-1, 1] grids for asin/acos/atan
 the tests (TOSA conformance, table builders, codegen fusion) and benchmarks/table_error.py.
 
 ``table_op_graph(case, dtype)`` builds the IR the lowering produces for the op (the lowering's own
-emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); or an int16
-multi-table form (split and/or zoomed, tabula.qmath.Table16Plan) -- with table-exact output qparams.
+emitter): TABLE (int8); TABLE -> int32 then RESCALE x 2^-7 -> int16 (int16, one table); an int16
+multi-table form (split, zoomed or tiled, tabula.qmath.Table16Plan); or for the piecewise-linear ops
+their exact int16 ramps (tabula.qmath.piecewise) -- with table-exact output qparams.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tabula import qmath
+from tabula.qmath.piecewise import EXACT_INT16, build_piecewise_int16
 from tabula.ir import Graph, Op, Tensor
 from tabula import rules
 from tabula.report.tables import op_function
@@ -28,7 +30,7 @@ class Case:
     args: tuple = ()
     kwargs: dict = field(default_factory=dict)
     domain: tuple[float, float] | None = None  # None: rules.DOMAIN's, if any
-    fixed_grid: bool = False  # input grid fixed to [-1, 1]: int8 scale 1/127 zp 0
+    fixed_grid: bool = False  # input grid fixed to [-1, 1]: int8 scale 1/127 zp 0; int16 the quantizer's
 
     @property
     def id(self) -> str:
@@ -47,6 +49,9 @@ class Case:
 
     def in_qparams(self, dtype: str) -> tuple[float, int]:
         if dtype == "int16":
+            if self.fixed_grid:  # as the a16w8 quantizer fixes it: 1/32767, atanh (open) 1/32768
+                d = rules.DOMAIN[self.function]
+                return (1.0 / 32768.0 if d.open else 1.0 / 32767.0), 0
             return max(abs(self.lo), abs(self.hi)) / 32767.0, 0
         if self.fixed_grid:
             return 1.0 / 127.0, 0
@@ -106,16 +111,31 @@ def build(case: Case, dtype: str, method: str = "minimax"):
 def build_plan(case: Case, form: str | None = None):
     """(plan, (s_in, 0), (s_out, 0)): the int16 :class:`~tabula.qmath.Table16Plan` for ``case`` --
     the lowering's choice (``form=None``) or a given form: ``single``, ``split``, ``zoom<k>``,
-    ``zoom<k>+split``."""
+    ``zoom<k>+split``, ``tiled``.  Memoised per (case, form): plans are deterministic and the tiled
+    ones take seconds."""
+    key = (case.id, case.lo, case.hi, case.domain, case.fixed_grid, form)
+    if key not in _PLANS:
+        _PLANS[key] = _build_plan(case, form)
+    return _PLANS[key]
+
+
+_PLANS: dict = {}
+
+
+def _build_plan(case: Case, form: str | None):
     f, dom = case.f(), case.dom
     s_in, _ = case.in_qparams("int16")
     s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
-    if form is None:
+    if form is None and case.function in EXACT_INT16:  # the exact integer form the lowering picks
+        plan = build_piecewise_int16(case.function, case.args, case.kwargs, f, s_in, s_out)
+    elif form is None:
         plan = qmath.build_table_int16_plan(f, s_in, s_out, domain=dom)
     elif form == "single":
         plan = qmath.Table16Plan((qmath.Table16Term(0, qmath.build_table_int16(f, s_in, s_out, domain=dom)),))
     elif form == "split":
         plan = qmath.build_table_int16_split(f, s_in, s_out, domain=dom)
+    elif form == "tiled":
+        plan = qmath.build_table_int16_tiled(f, s_in, s_out, domain=dom)
     else:
         zoom, _, split = form.partition("+")
         plan = qmath.build_table_int16_zoom(f, s_in, s_out, int(zoom[4:]), split=bool(split), domain=dom)
@@ -146,3 +166,50 @@ def table_op_graph(case: Case, dtype: str, shape=None, form: str | None = None) 
     y = g.add_tensor(Tensor("y", shape, "int16", s_out, 0))
     emit_int16(LoweringContext(None, g), "op", x, y, case.f(), attrs, case.id, plan=plan)
     return g
+
+
+#: The singular-end sweep: each domain-limited op on inputs reaching 2^-10 of its singular end, on the
+#: grid the a16w8 quantizer gives it -- asin / acos / atanh on their fixed grids (1/32767, atanh
+#: 1/32768), acosh and log1p calibrated over the sweep range and clipped to the domain.
+SINGULAR_CASES = [
+    Case("aten.asin", -1 + 2**-10, 1 - 2**-10, fixed_grid=True),
+    Case("aten.acos", -1 + 2**-10, 1 - 2**-10, fixed_grid=True),
+    Case("aten.atanh", -1 + 2**-10, 1 - 2**-10, fixed_grid=True),
+    Case("aten.acosh", 1 + 2**-10, 8),
+    Case("aten.log1p", -1 + 2**-10, 8),
+]
+
+
+def sweep_sqnr(case: Case, plan, points: int | None = None) -> dict:
+    """Output SQNR (dB) against float f over the real inputs of ``case`` ([lo, hi]): every int16 code
+    whose value lies in the range (``points=None``), or ``points`` evenly spaced values quantized to the
+    grid (round half to even, as PyTorch).  ``device``: the int16 ``plan`` dequantized; ``ideal``: the
+    exact f of the quantized input rounded to the output grid (what a perfect table gives).
+
+    Points where f is infinite (a pole's own code, which saturates) are left out.
+
+    Returns ``{"device": dB, "ideal": dB, "max_lsb": device error against f(dq(x)) in output LSB}``.
+    """
+    f, dom = case.f(), case.dom
+    s_in, _ = case.in_qparams("int16")
+    s_out, _ = qmath.table_output_qparams(f, s_in, 0, "int16", domain=dom)
+    if points is None:
+        codes = np.arange(max(int(np.ceil(case.lo / s_in)), -32768), min(int(np.floor(case.hi / s_in)), 32767) + 1)
+        x = codes * np.float64(s_in)
+    else:
+        x = np.linspace(case.lo, case.hi, points)
+        codes = np.clip(np.rint(x / s_in), -32767, 32767).astype(np.int64)
+    xq = codes * np.float64(s_in)
+    clip = (lambda v: v) if dom is None else (lambda v: np.clip(v, *dom))
+    with np.errstate(all="ignore"):
+        exact = np.asarray(f(clip(x)), dtype=np.float64)
+        fq = np.asarray(f(clip(xq)), dtype=np.float64) / s_out
+    dev = qmath.table16_apply(plan, codes).astype(np.float64)
+    ok = np.isfinite(exact) & np.isfinite(fq)  # a pole's own code saturates: no finite error to count
+    exact, fq, dev = exact[ok], fq[ok], dev[ok]
+    ideal = np.clip(np.rint(fq), -32768, 32767)
+
+    def sqnr(y):
+        return float(10 * np.log10(np.sum(exact**2) / np.sum((y * s_out - exact) ** 2)))
+
+    return {"device": sqnr(dev), "ideal": sqnr(ideal), "max_lsb": float(np.abs(dev - np.clip(fq, -32768, 32767)).max())}

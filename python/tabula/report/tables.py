@@ -1,14 +1,15 @@
 """Per-TABLE-op error bounds and plots, from the IR alone.
 
-Every TABLE op in the IR carries ``attrs["function"]`` (the aten op, a key of ``rules.TABLE``),
-``attrs["args"]`` / ``attrs["kwargs"]`` (its constant extra arguments, e.g. elu's alpha) and
-``attrs["domain"]`` (``[lo, hi]`` or None).  From those and the op's table and tensors, the error of
-what the device computes is recomputed over *every* input code (:func:`tabula.qmath.table_error_lsb`).
-An int16 TABLE produces int32 (16.7); its int16 output is the RESCALE x 2^-7 that consumes it.  An int16
-table op built from several tables (split and/or zoomed, :class:`tabula.qmath.Table16Plan`) lists them in
-``attrs["terms"]`` (``[{"zoom": k, "hi": const name, "lo": const name or None}]``) on its first TABLE;
-``attrs["input"]`` / ``attrs["output"]`` name the op's int16 input and result; its other TABLEs carry
-only ``{"part": ...}``.
+Every table op in the IR carries, on its (first) op, ``attrs["function"]`` (the aten op, a key of
+``rules.TABLE``), ``attrs["args"]`` / ``attrs["kwargs"]`` (its constant extra arguments, e.g. elu's
+alpha) and ``attrs["domain"]`` (``[lo, hi]`` or None).  From those and the op's table(s) and tensors,
+the error of what the device computes is recomputed over *every* input code
+(:func:`tabula.qmath.table_error_lsb`).  An int8 table op is one TABLE.  An int16 one is a group of TOSA
+ops (:func:`tabula.lowering.ops.table.emit_int16`) whose first op names the int16 result in
+``attrs["output"]``; beyond one TABLE it also lists ``attrs["input"]``, ``attrs["terms"]``
+(``[{"zoom": k, "centre": c, "hi": const name, "lo": const name or None}]``) and, for the exact
+piecewise-linear ops, ``attrs["ramps"]`` / ``attrs["product"]`` / ``attrs["frac_bits"]``
+(:class:`tabula.qmath.Table16Plan`); the group's other TABLEs carry only ``{"part": ...}``.
 """
 from __future__ import annotations
 
@@ -19,7 +20,16 @@ from typing import Callable
 import numpy as np
 
 from ..ir import Graph, Op
-from ..qmath import TABLE16_RESCALE, Table16Plan, Table16Term, dequantize, table16_apply, table_error_lsb
+from ..qmath import (
+    TABLE16_RESCALE,
+    Ramp16,
+    Table16Plan,
+    Table16Product,
+    Table16Term,
+    dequantize,
+    table16_apply,
+    table_error_lsb,
+)
 
 __all__ = ["op_function", "table_of", "table_report", "plot_tables"]
 
@@ -60,17 +70,24 @@ def _output_qparams(g: Graph, op: Op) -> tuple[str, float, int]:
 
 def _table_ops(g: Graph):
     for op in g.ops:
-        if op.op == "TABLE" and "function" in op.attrs:
+        if "function" in op.attrs:
             yield op
 
 
 def table_of(g: Graph, op: Op):
-    """The op's table: the int8 / single int16 table, or the :class:`Table16Plan` of its terms."""
-    terms = op.attrs.get("terms")
-    if not terms:
+    """The op's table: the int8 / single int16 table, or the :class:`Table16Plan` of its terms, ramps
+    and product (``op`` is the table op's first op)."""
+    a = op.attrs
+    if not a.get("terms") and not a.get("ramps"):
         return g.constants[op.inputs[1]]
-    return Table16Plan(tuple(Table16Term(int(t["zoom"]), g.constants[t["hi"]],
-                                         None if t.get("lo") is None else g.constants[t["lo"]]) for t in terms))
+    terms = tuple(Table16Term(int(t["zoom"]), g.constants[t["hi"]], None if t.get("lo") is None else g.constants[t["lo"]],
+                              int(t.get("centre", 0))) for t in a.get("terms") or ())
+    ramps = tuple(Ramp16(int(r["lo"]), int(r["hi"]), int(r["multiplier"]), int(r["shift"]), int(r.get("sign", 1)))
+                  for r in a.get("ramps") or ())
+    p = a.get("product")
+    product = None if p is None else Table16Product(int(p["mul_shift"]), int(p["multiplier"]), int(p["shift"]))
+    extra = {"frac_bits": int(a["frac_bits"])} if "frac_bits" in a else {}
+    return Table16Plan(terms, ramps, product, **extra)
 
 
 def _domain(op: Op):

@@ -14,6 +14,14 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
 ``REDUCE_MAX`` / ``REDUCE_SUM``  input ``x``; attribute ``axis`` (REDUCE_MAX: ``nan_mode`` PROPAGATE,
              which integers ignore).
 ``TILE``     inputs ``x``, ``multiples`` (CONST_SHAPE).
+``DEPTHWISE_CONV2D`` inputs ``x``, ``w`` (CONST int8 [KH, KW, C, M]), ``b`` (CONST [C*M]), ``input_zp``,
+             ``weight_zp`` (CONST [1]); attributes ``pad``, ``stride``, ``dilation``, ``local_bound``
+             false, ``acc_type`` int32 (int8 x) or int48 (int16 x).  (The reference model's Python
+             binding cannot return an INT48 tensor: read such a result through a RESCALE.)
+``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
+             (int8) or int48 (int16).
+``CLAMP``    input ``x`` (int8 / int16); attributes ``min_val`` / ``max_val`` (the bounds as bytes of
+             the input type), ``nan_mode = PROPAGATE``.
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -25,7 +33,8 @@ import numpy as np
 from ..errors import IRError, TabulaError
 from ..ir import Graph
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D",
+                 "MATMUL", "CLAMP")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -52,6 +61,23 @@ def _modules():
     from tosa.RoundingMode import RoundingMode
 
     return ts, tosa_reference_model, DType, Op, RoundingMode, NanPropagationMode
+
+
+def _exact_pad(op, size, kernel, a) -> list[int]:
+    """TOSA 1.0 wants ``(size + pad_before + pad_after - d*(k-1) - 1) % stride == 0`` on each axis
+    (ERROR_IF); the IR, like PyTorch, floors.  The trailing ``r`` rows / columns of the padded input
+    that no window reads are dropped from the bottom / right padding, which leaves every window and
+    the output as they are; IRError when they include real input (TOSA would need a SLICE first)."""
+    pad = [int(v) for v in a["pad"]]
+    for axis in range(2):
+        d, s_ = int(a.get("dilation", (1, 1))[axis]), int(a["stride"][axis])
+        r = (size[axis] + pad[2 * axis] + pad[2 * axis + 1] - d * (kernel[axis] - 1) - 1) % s_
+        if r > pad[2 * axis + 1]:
+            raise IRError(f"{op.op} ({op.source or 'no source'}): the last {r - pad[2 * axis + 1]} input "
+                          f"{'rows' if axis == 0 else 'columns'} are read by no window; TOSA needs them sliced off "
+                          "first (not serialized yet)")
+        pad[2 * axis + 1] -= r
+    return pad
 
 
 def serialize(g: Graph) -> bytes:
@@ -104,10 +130,27 @@ def serialize(g: Graph) -> bytes:
             attr.TileAttribute()
             mult = const([len(x.shape)], DType.SHAPE, np.asarray(op.attrs["multiples"], dtype=np.int64))
             s.addOperator(Op.TILE, [name[op.inputs[0]], mult], [name[out_name]], attr)
+        elif op.op == "CLAMP":
+            np_t = np.int8 if x.dtype == "int8" else np.int16
+            attr.ClampAttribute(s.builder, np.array([op.attrs["min"]], np_t).tobytes(),
+                                np.array([op.attrs["max"]], np_t).tobytes(), NanPropagationMode.PROPAGATE)
+            s.addOperator(Op.CLAMP, [name[op.inputs[0]]], [name[out_name]], attr)
         elif op.op == "MUL":
             attr.MulAttribute()
             shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
             s.addOperator(Op.MUL, [name[op.inputs[0]], name[op.inputs[1]], shift], [name[out_name]], attr)
+        elif op.op == "DEPTHWISE_CONV2D":
+            a = op.attrs
+            izp = const([1], dt[x.dtype], np.array([a.get("input_zp", 0)], dtype=np.int64))
+            wzp = const([1], DType.INT8, np.array([a.get("weight_zp", 0)], dtype=np.int64))
+            kernel = g.tensors[op.inputs[1]].shape[:2]
+            pad = _exact_pad(op, x.shape[1:3], kernel, a)
+            attr.DepthwiseConv2dAttribute(pad, list(a["stride"]), list(a.get("dilation", (1, 1))), False, dt[out.dtype])
+            s.addOperator(Op.DEPTHWISE_CONV2D, [name[n] for n in op.inputs] + [izp, wzp], [name[out_name]], attr)
+        elif op.op == "MATMUL":
+            attr.MatMulAttribute()
+            zps = [const([1], dt[x.dtype], np.array([op.attrs.get(k, 0)], dtype=np.int64)) for k in ("a_zp", "b_zp")]
+            s.addOperator(Op.MATMUL, [name[op.inputs[0]], name[op.inputs[1]], *zps], [name[out_name]], attr)
         else:  # RESCALE
             a = op.attrs
             scale32 = bool(a.get("scale32", True))

@@ -9,6 +9,15 @@ from ._common import pair
 ATEN = ["aten.max_pool2d"]
 
 
+def unsupported(node) -> str | None:
+    """Why this captured max_pool2d cannot be lowered (listed before calibration), or None."""
+    if pair(arg(node, 4, "dilation", 1), 1) != [1, 1]:
+        return "with dilation > 1 (TOSA pooling has none)"
+    if arg(node, 5, "ceil_mode", False):
+        return "with ceil_mode=True"
+    return None
+
+
 def lower(ctx, node) -> None:
     src = node_source(node)
     x = ctx.input(node.args[0], node)
