@@ -550,16 +550,16 @@ def test_float_model_of_another_network_is_refused_or_warned(tiny, tmp_path, mon
 
     prog = tabula.load(tiny / "prog")
 
-    class _Echo:
-        def __init__(self, payloads):
-            ins = [np.frombuffer(p, np.int8).reshape(prog.graph.tensors["x"].shape) for p in payloads]
-            self.outputs = [[o.tobytes() for o in prog.run_int(i)] for i in ins]
-            self.ticks, self.tick_hz, self.exit_code = [1] * len(ins), 0, 0
-            self.n_rejected_frames = self.n_resends = 0
+    from tabula.deploy.session import SessionResult
+
+    def echo(elf, board, payloads, **k):
+        ins = [np.frombuffer(p, np.int8).reshape(prog.graph.tensors["x"].shape) for p in payloads]
+        return SessionResult(outputs=[[o.tobytes() for o in prog.run_int(i)] for i in ins], ticks=[1] * len(ins),
+                             exit_code=0)
 
     import tabula.deploy as deploy
 
-    monkeypatch.setattr(deploy, "run_on_board", lambda elf, board, payloads, **k: _Echo(payloads))
+    monkeypatch.setattr(deploy, "run_on_board", echo)
     fw = Path(shutil.copy(shutil.which("true") or "/bin/true", tmp_path / "fw"))  # any ELF: its sizes are read
     with pytest.raises(StageError) as e:
         stages.run_and_report(fw, "host", tiny / "prog", tiny / "test.npz", tiny / "wide.pt2", tmp_path / "o1")

@@ -120,8 +120,8 @@ def test_mlperf_on_host_int8_is_bit_exact(name, build_dir):
     assert r["n_samples"] == r["n_outputs_received"] == n_test
     assert r["bit_exact_mismatches"] == 0
     assert r["sqnr_db_vs_float"] > MIN_SQNR_DB[name]
-    test = np.load(build_dir / "examples" / name / "test.npz")
-    calib = np.load(build_dir / "examples" / name / "calib.npz")
+    test = np.load(build_dir / "host" / "examples" / name / "test.npz")
+    calib = np.load(build_dir / "host" / "examples" / name / "calib.npz")
     assert not set(test["index"]) & set(calib["index"])  # never calibrated on a test sample
 
 

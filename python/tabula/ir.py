@@ -294,8 +294,8 @@ def check_tensor(t: Tensor, io: bool = False) -> None:
     """Check one tensor's type and quantization parameters against the IR's rules.
 
     ``shape``: integers >= 1.  ``scale``: None (tables, integer intermediates), a finite float > 0, or
-    a list of them: one per channel, the channel being axis 0 (weights, bias) or the last axis
-    (accumulators).  A graph input or output (``io``) has one scale or none (an integer-only program:
+    a list of them: one per channel, the channel being axis 0 (weights, bias), the last axis
+    (accumulators) or the last two (DEPTHWISE_CONV2D weights ``[KH, KW, C, M]``: C*M).  A graph input or output (``io``) has one scale or none (an integer-only program:
     ``Program.run_int`` only).  ``zero_point``: an integer
     its dtype may carry (:func:`tabula.dtypes.zero_point_range`: any int8 value for int8, 0 for
     the wider types).  ``qrange``: None or ``(lo, hi)`` integers with ``lo <= hi`` inside the dtype.
@@ -315,9 +315,12 @@ def check_tensor(t: Tensor, io: bool = False) -> None:
     if isinstance(t.scale, (list, tuple)):
         if io:
             raise IRError(f"{what}: a graph input/output needs one scale (a number), not a list {t.scale!r}")
-        if len(t.scale) not in (1, t.shape[0] if t.shape else 1, t.shape[-1] if t.shape else 1):
+        shape = tuple(t.shape) or (1,)
+        counts = {1, shape[0], shape[-1], shape[-1] * (shape[-2] if len(shape) > 1 else 1)}
+        if len(t.scale) not in counts:
             raise IRError(f"{what}: {len(t.scale)} per-channel scales for shape {tuple(t.shape)} (one per channel: "
-                          "axis 0 for weights and bias, the last axis for accumulators)")
+                          "axis 0 for weights and bias, the last axis for accumulators, C*M for depthwise "
+                          "weights [KH, KW, C, M])")
     lo, hi = dtypes.zero_point_range(t.dtype)
     if not _is_int(t.zero_point) or not lo <= t.zero_point <= hi:
         rule = f"in [{lo}, {hi}]" if lo != hi else "0 (TOSA 1.0: only int8 tensors are affine)"
