@@ -134,6 +134,8 @@ IR_CASES = {
     "missing_attribute": (lambda j, z: next(o for o in j["ops"] if o["op"] == "CONV2D")["attrs"].pop("stride"),
                           r"missing attribute 'stride'"),
     "no_outputs": (lambda j, z: j.__setitem__("outputs", []), r"0 output\(s\)"),
+    "io_layout_unknown": (lambda j, z: j["io_layout"].__setitem__("x", "NWHC"), r"io_layout of 'x' is 'NWHC'"),
+    "io_layout_stray": (lambda j, z: j["io_layout"].__setitem__("conv2d", "plain"), r"io_layout names 'conv2d'"),
 }
 
 

@@ -223,10 +223,11 @@ def verify(g: Graph) -> None:
     """Check the graph against the IR's rules and every op against its contract.
 
     Checks: the graph has inputs and outputs, each with a tensor; every tensor's shape, scales, zero
-    point and qrange (:func:`check_tensor`); each constant tensor has data of its shape and dtype, and
-    every constant's data has a constant tensor; each op is in :data:`OPS`, has exactly one output, reads only tensors defined
-    before it (graph inputs, constants, earlier outputs), and its inputs, attributes and output meet
-    the op's contract (``tabula/reference/ops/<op>.py``, TOSA 1.0 semantics); no RESCALE multiplier is
+    point and qrange (:func:`check_tensor`); ``io_layout`` names only graph inputs/outputs, each
+    ``"NCHW"`` (4-D) or ``"plain"``; each constant tensor has data of its shape and dtype, and
+    every constant's data has a constant tensor; each op is in :data:`OPS`, has exactly one output,
+    reads only tensors defined before it (graph inputs, constants, earlier outputs), and its inputs,
+    attributes and output meet the op's contract (``tabula/reference/ops/<op>.py``, TOSA 1.0 semantics); no RESCALE multiplier is
     0.  :meth:`Graph.load` (so :func:`tabula.load`), :class:`tabula.Program` (so ``run``) and
     :func:`tabula.codegen.generate` call it: no stage trusts an IR it did not check.
 
@@ -239,8 +240,14 @@ def verify(g: Graph) -> None:
     for n in list(g.inputs) + list(g.outputs):
         if n not in g.tensors:
             raise IRError(f"graph input/output {n!r} has no tensor")
+    depthwise = {o.inputs[1] for o in g.ops if o.op == "DEPTHWISE_CONV2D" and len(o.inputs) > 1}
     for name, t in g.tensors.items():
-        check_tensor(t, io=name in g.inputs or name in g.outputs)
+        check_tensor(t, io=name in g.inputs or name in g.outputs, depthwise=name in depthwise)
+    for name, layout in g.io_layout.items():
+        if name not in g.inputs and name not in g.outputs:
+            raise IRError(f"io_layout names {name!r}, which is not a graph input or output")
+        if layout not in ("NCHW", "plain") or (layout == "NCHW" and len(g.tensors[name].shape) != 4):
+            raise IRError(f"io_layout of {name!r} is {layout!r}; it must be 'NCHW' (4-D tensors) or 'plain'")
     defined = set(g.inputs) | {n for n, t in g.tensors.items() if t.const}
     for op in g.ops:
         where = f"{op.op} ({op.source or 'no source'})"
@@ -290,15 +297,16 @@ def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def check_tensor(t: Tensor, io: bool = False) -> None:
+def check_tensor(t: Tensor, io: bool = False, depthwise: bool = False) -> None:
     """Check one tensor's type and quantization parameters against the IR's rules.
 
     ``shape``: integers >= 1.  ``scale``: None (tables, integer intermediates), a finite float > 0, or
-    a list of them: one per channel, the channel being axis 0 (weights, bias), the last axis
-    (accumulators) or the last two (DEPTHWISE_CONV2D weights ``[KH, KW, C, M]``: C*M).  A graph input or output (``io``) has one scale or none (an integer-only program:
-    ``Program.run_int`` only).  ``zero_point``: an integer
-    its dtype may carry (:func:`tabula.dtypes.zero_point_range`: any int8 value for int8, 0 for
-    the wider types).  ``qrange``: None or ``(lo, hi)`` integers with ``lo <= hi`` inside the dtype.
+    a list of them: one per channel, the channel being axis 0 (weights, bias) or the last axis
+    (accumulators); a DEPTHWISE_CONV2D weight (``depthwise``, ``[KH, KW, C, M]``) has C*M.  A graph
+    input or output (``io``) has one scale or none (an integer-only program: ``Program.run_int``
+    only).  ``zero_point``: an integer its dtype may carry (:func:`tabula.dtypes.zero_point_range`:
+    any int8 value for int8, 0 for the wider types).  ``qrange``: None or ``(lo, hi)`` integers with
+    ``lo <= hi`` inside the dtype.
 
     Raises:
         IRError: naming the tensor and the broken rule.
@@ -316,7 +324,7 @@ def check_tensor(t: Tensor, io: bool = False) -> None:
         if io:
             raise IRError(f"{what}: a graph input/output needs one scale (a number), not a list {t.scale!r}")
         shape = tuple(t.shape) or (1,)
-        counts = {1, shape[0], shape[-1], shape[-1] * (shape[-2] if len(shape) > 1 else 1)}
+        counts = {1, shape[-1] * shape[-2]} if depthwise and len(shape) > 1 else {1, shape[0], shape[-1]}
         if len(t.scale) not in counts:
             raise IRError(f"{what}: {len(t.scale)} per-channel scales for shape {tuple(t.shape)} (one per channel: "
                           "axis 0 for weights and bias, the last axis for accumulators, C*M for depthwise "
