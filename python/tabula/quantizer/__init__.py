@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-__all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+__all__ = ["quantize", "capture", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
 
@@ -75,6 +75,15 @@ def _batches(calibration) -> Iterable[tuple]:
         raise ValueError("calibration holds no samples; give at least one input")
 
 
+def passes() -> list:
+    """The FX passes run on the captured float graph before the unsupported-op check and
+    annotation, in order: ``(name, function(gm))``."""
+    from .fold_constants_pass import fold_constants
+    from .remove_identities_pass import remove_identities
+
+    return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
+
+
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
@@ -88,6 +97,8 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             image of every input code) or ``"observed"`` (calibrated).
     Returns:
         The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
+        Identity-like ops are gone and constant-only subgraphs are folded into constants
+        (:func:`passes`, run before anything else).
     Raises:
         UnsupportedOpError: listing every unsupported op, before any calibration runs.
         ValueError: NaN/Inf in the weights, or an unknown scheme.
@@ -99,6 +110,8 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     from .annotator import TabulaQuantizer, check_supported
 
     gm = capture(model, example_inputs)
+    for _, run_pass in passes():
+        run_pass(gm)
     check_supported(gm)
     for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
         if p.is_floating_point() and not torch.isfinite(p).all():

@@ -75,29 +75,37 @@ def supported() -> list[str]:
 
 
 def check_supported(gm: GraphModule) -> None:
-    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
-    (with its source line) -- called before any calibration runs."""
+    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering,
+    and every use of a supported op beyond what its lowering handles (the lowering module's
+    ``unsupported(node)``, :func:`tabula.lowering.pipeline.unsupported_reason`), each with its source
+    line -- called before any calibration runs, so nothing fails after it."""
+    from ..lowering.pipeline import unsupported_reason
+
     ok = set(supported())
     bad = []
     for n in gm.graph.nodes:
         if n.op != "call_function":
             continue
         name = rules.canonical_op(n.target)
-        if name in rules.IGNORED or name in rules.STRUCTURAL:
+        if name in rules.STRUCTURAL or name in rules.ASSERTS:
             continue
-        if name not in ok:
+        if name in rules.IDENTITY:
+            if not rules.is_identity(n):
+                dtype = getattr(n.meta.get("val"), "dtype", "another dtype")
+                bad.append((f"{name} (a conversion to {dtype}; tabula runs float32 models)", node_source(n)))
+        elif name not in ok:
             bad.append((name, node_source(n)))
-        elif rules.op_class(n.target) is rules.OpClass.ARITHMETIC:
-            # the lowering's limits, listed here with the rest instead of one per failed build
-            a = list(n.args[:2])
-            if len(a) < 2 or not all(isinstance(v, Node) for v in a):
-                bad.append((f"{name} with a scalar operand (use a tensor of the same shape)", node_source(n)))
-            else:
-                shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
-                if None not in shapes and shapes[0] != shapes[1]:
-                    bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
+        else:
+            reason = unsupported_reason(n)
+            if reason:
+                bad.append((f"{name} {reason}", node_source(n)))
     if bad:
         raise UnsupportedOpError(bad, supported())
+
+
+def _is_activation(a) -> bool:
+    """An FX value the device computes (not a constant ``get_attr``, not a Python scalar)."""
+    return isinstance(a, Node) and a.op != "get_attr"
 
 
 # -- observers ------------------------------------------------------------------------------------
@@ -277,13 +285,33 @@ class TabulaQuantizer(Quantizer):
                 ann = QuantizationAnnotation(qmap, SharedQuantizationSpec((first, node)), allow_implicit_sharing=False,
                                              _annotated=True)
             elif cls is rules.OpClass.ARITHMETIC:
-                qmap = {a: _act_qspec(s) for a in node.args[:2] if isinstance(a, Node)}
+                # activations only: a constant operand (get_attr) stays float, the lowering quantizes it
+                # into the op's int32 domain; div divides by a constant only
+                n_args = 1 if name in ("aten.neg", "aten.div") else 2
+                qmap = {a: _act_qspec(s) for a in node.args[:n_args] if _is_activation(a)}
                 ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
             else:
                 continue
             node.meta[_ANN] = ann
+        self._annotate_shared_inputs(model)
         self._keep_joined_grids_apart(model)
         return model
+
+    def _annotate_shared_inputs(self, model: GraphModule) -> None:
+        """A model input read by several ops (a cat and a conv, a fixed-domain table and a mul) or
+        returned as an output gets its own grid, calibrated on the input itself: the device receives
+        one integer tensor per input, and every consumer whose grid differs (a cat's shared grid, a
+        fixed domain) reads it through a requantization (PT2E's q -> dq -> q: one RESCALE).  An input
+        read by one op only keeps that op's input grid (no extra rounding), as before."""
+        for node in model.graph.nodes:
+            if node.op != "placeholder" or _ANN in node.meta:
+                continue
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor) or not val.is_floating_point():
+                continue
+            users = list(node.users)
+            if len(users) > 1 or any(u.op == "output" for u in users):
+                node.meta[_ANN] = QuantizationAnnotation(output_qspec=_act_qspec(self.scheme), _annotated=True)
 
     @staticmethod
     def _keep_joined_grids_apart(model: GraphModule) -> None:

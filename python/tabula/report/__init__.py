@@ -61,6 +61,9 @@ def print_table(results: dict) -> None:
     for k in keys:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
+    for o in results.get("outputs") or []:  # several model outputs: one line each
+        print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, "
+              f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ... import rules
 from ...errors import LoweringError
-from ...fx import arg, node_source
+from ...fx import arg, fake_value, node_source
 from ...ir import Op
 from ._common import pair
 
@@ -48,3 +48,27 @@ def lower(ctx, node) -> None:
     ctx.graph.add_op(Op("AVG_POOL2D", [x.name], [out.name], attrs, src))
     if reshape_to is not None:
         ctx.graph.add_op(Op("RESHAPE", [out.name], [reshape_to.name], {"shape": list(reshape_to.shape)}, src))
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration (PyTorch NCHW)."""
+    name = rules.canonical_op(node.target)
+    x = fake_value(node.args[0])
+    if x is None or x.dim() != 4:
+        return f"on a {getattr(x, 'ndim', '?')}-D input (needs a 4-D NCHW tensor)"
+    h, w = int(x.shape[2]), int(x.shape[3])
+    if name == "aten.avg_pool2d":
+        if arg(node, 4, "ceil_mode", False) or arg(node, 6, "divisor_override", None) is not None:
+            return "with ceil_mode or divisor_override"
+        ph, pw = pair(arg(node, 3, "padding", 0), 0)
+        if (ph or pw) and arg(node, 5, "count_include_pad", True):
+            return "with padding and count_include_pad=True (TOSA excludes padding: pass count_include_pad=False)"
+    elif name == "aten.adaptive_avg_pool2d":
+        oh, ow = pair(node.args[1], None)
+        if h % oh or w % ow:
+            return f"to {oh}x{ow}, which does not divide {h}x{w}"
+    else:
+        dims = sorted(d % 4 for d in (arg(node, 1, "dim", None) or []))
+        if dims != [2, 3]:
+            return f"over dims {tuple(arg(node, 1, 'dim', None) or ())} (only (2, 3): H and W of an NCHW tensor)"
+    return None

@@ -131,3 +131,14 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
     acc = temp(f"{base}_interp", out.shape, "int32", fine)
     g.add_op(Op("ADD", [h7.name, lo.name], [acc.name], {}, src))
     ctx.rescale(acc, out, src, scale=2.0 ** -(7 + TABLE16_FRAC_BITS))
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
+    name = rules.canonical_op(node.target)
+    extra, kwargs = list(node.args[1:]), dict(node.kwargs)
+    if name == "aten.pow" and not (len(extra) == 1 and isinstance(extra[0], numbers.Number)):
+        return "with a tensor exponent (only a constant scalar exponent)"
+    if any(isinstance(a, torch.fx.Node) for a in extra + list(kwargs.values())):
+        return "with a tensor argument (a TABLE needs constant arguments)"
+    return None
