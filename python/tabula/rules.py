@@ -139,6 +139,7 @@ SHARED: dict[str, int] = {
     "aten.view": 0,
     "aten.reshape": 0,
     "aten.permute": 0,
+    "aten.transpose": 0,
     "aten.slice": 0,
     "aten.pad": 0,
     "aten.upsample_nearest2d": 0,

@@ -84,6 +84,19 @@ def passes() -> list:
     return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
 
 
+def _to_eval(gm) -> None:
+    """torchao's ``move_exported_model_to_eval`` (PT2E's ``model.eval()``): it rewrites the dropout
+    and batch-norm patterns of a graph, matching them by exporting a dozen pattern graphs (about 3 s
+    a call); a graph with neither op is left as it is."""
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+
+    from ..fx import canonical_op
+
+    if any(n.op == "call_function" and ("dropout" in canonical_op(n.target) or "batch_norm" in canonical_op(n.target))
+           for n in gm.graph.nodes):
+        move_exported_model_to_eval(gm)
+
+
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
@@ -104,7 +117,6 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
         ValueError: NaN/Inf in the weights, or an unknown scheme.
     """
     import torch
-    from torchao.quantization.pt2e import move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     from .annotator import TabulaQuantizer, check_supported
@@ -117,10 +129,10 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
         if p.is_floating_point() and not torch.isfinite(p).all():
             raise ValueError(f"weight {name!r} contains NaN or Inf; fix the model before quantizing")
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
-    move_exported_model_to_eval(prepared)
+    _to_eval(prepared)
     with torch.no_grad():
         for args in _batches(calibration):
             prepared(*args)
     converted = convert_pt2e(prepared)
-    move_exported_model_to_eval(converted)
+    _to_eval(converted)
     return converted

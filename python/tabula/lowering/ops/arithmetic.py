@@ -16,9 +16,11 @@ is the int32 constant ``round(c / sc)`` (round half to even), broadcast by the A
 coefficient picks SUB instead of ADD.  The result is ``RESCALE(sum, sc / s_out)``.
 
 MUL (``a * b``; ``neg``: ``a * -1``; ``div``: ``a * (1 / b)`` for a constant ``b``): an activation
-goes to int32 at its own scale with its zero point removed (``RESCALE(x, 1)``, exact); a constant
-``c`` to ``round(c / s_c)`` with ``s_c = max |c| / 2^(30 - bits)`` (a scalar is exact: +-2^(30-bits)),
-so ``|product| <= 2^30``; ``MUL`` (shift 0), then ``RESCALE(product, s_a s_b / s_out)``.
+goes to int32 at its own scale with its zero point removed (``RESCALE(x, 1)``, exact); two activations
+multiply exactly (``|product| <= 2^30``, MUL shift 0); a constant ``c`` becomes ``round(c / s_c)``
+with ``s_c = max |c| / 2^30`` (30 bits; a scalar is exact: +-2^30) and the MUL shifts the 64-bit
+product right by ``bits`` (rounding half up, 2^-15 of an int32 LSB at most), so the product again
+fits 2^30; then ``RESCALE(product, s_a s_b 2^shift / s_out)``.
 A positive scalar factor (``x * 0.5``, ``x / 3``) is a single ``RESCALE(x, c s_x / s_out)``: one
 rounding, no int32 tensor.
 
@@ -41,7 +43,7 @@ ATEN = ["aten.add", "aten.sub", "aten.rsub", "aten.mul", "aten.neg", "aten.div"]
 #: Bits of |q - zero_point| per activation dtype: int8 codes minus a zero point span 255 < 2^8;
 #: int16 is symmetric, |q| <= 2^15.
 BITS = {"int8": 8, "int16": 15}
-#: ADD / SUB terms and their sum stay within 2^ADD_BITS; MUL products within 2^MUL_BITS.
+#: ADD / SUB terms and their sum stay within 2^ADD_BITS; MUL products and constants within 2^MUL_BITS.
 ADD_BITS = 28
 MUL_BITS = 30
 
@@ -215,17 +217,20 @@ def _lower_mul(ctx, node, out, rank, a, b, reciprocal: bool, src) -> None:
             ctx.rescale(x, out, src, scale=first * float(x.scale) / float(out.scale))
             return
         peak = float(np.abs(c).max())
-        s_c = peak / 2 ** (MUL_BITS - BITS[x.dtype]) if peak > 0 else 1.0
+        s_c = peak / 2**MUL_BITS if peak > 0 else 1.0
         yb = _int32_const(ctx, f"{node.name}_const", c, s_c)
-        s_b = s_c
+        s_b, shift = s_c, BITS[x.dtype]
     else:
         y = _activation(ctx, b, node, rank, src)
-        yb = ctx.temp(f"{node.name}_b32", y.shape, "int32", float(y.scale))
-        ctx.rescale(y, yb, src, scale=1.0)
-        s_b = float(y.scale)
+        yb = None if y.name == x.name else ctx.temp(f"{node.name}_b32", y.shape, "int32", float(y.scale))
+        if yb is not None:
+            ctx.rescale(y, yb, src, scale=1.0)
+        s_b, shift = float(y.scale), 0
     xa = ctx.temp(f"{node.name}_a32", x.shape, "int32", float(x.scale))
     ctx.rescale(x, xa, src, scale=1.0)
+    yb = xa if yb is None else yb  # x * x: one RESCALE
     shape = tuple(max(u, v) for u, v in zip(xa.shape, yb.shape))
-    acc = ctx.temp(f"{node.name}_acc", shape, "int32", float(x.scale) * s_b)
-    ctx.graph.add_op(Op("MUL", [xa.name, yb.name], [acc.name], {"shift": 0}, src))
-    ctx.rescale(acc, out, src, scale=float(x.scale) * s_b / float(out.scale))
+    s_acc = float(x.scale) * s_b * 2**shift
+    acc = ctx.temp(f"{node.name}_acc", shape, "int32", s_acc)
+    ctx.graph.add_op(Op("MUL", [xa.name, yb.name], [acc.name], {"shift": shift}, src))
+    ctx.rescale(acc, out, src, scale=s_acc / float(out.scale))
