@@ -48,7 +48,7 @@ def _compare(model, shapes, scheme, n_calib=24, n_test=8, seed=0):
 
 
 # -- scalars -------------------------------------------------------------------------------------
-SCALAR_CASES = {
+SCALAR_CASES = {  # the a16w8 program; int8 is one TABLE for every case
     "x * 0.5": (lambda x: x * 0.5, ["RESCALE"]),
     "x / 3": (lambda x: x / 3.0, ["RESCALE"]),
     "x * 1e6": (lambda x: x * 1e6, ["RESCALE"]),
@@ -66,13 +66,18 @@ SCALAR_CASES = {
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("case", list(SCALAR_CASES))
 def test_scalar_operands_lower_to_rescales_and_match_pt2e(case, scheme):
-    """A positive factor is one RESCALE (one rounding, no int32 tensor); an offset or a sign is
-    RESCALE, ADD/SUB/MUL with an int32 constant, RESCALE.  The integer program equals PT2E's
-    quantized graph on every element but ties (a single rounding of the exact value vs float32)."""
+    """int8: one TABLE of the op over every code, equal to PT2E's quantized graph on every element.
+    a16w8: a positive factor is one RESCALE (one rounding, no int32 tensor); an offset or a sign is
+    RESCALE, ADD/SUB/MUL with an int32 constant, RESCALE -- equal to PT2E's graph but at ties (a
+    single rounding of the exact value vs float32)."""
     fn, ops = SCALAR_CASES[case]
     program, worst, differ = _compare(_Fn(fn), [(1, 2, 8)], scheme)
-    assert [o.op for o in program.graph.ops] == ops
-    assert worst[0] <= 1.001 and differ[0] <= 0.01, (worst, differ)
+    if scheme == "int8":
+        assert [o.op for o in program.graph.ops] == ["TABLE"]
+        assert worst[0] == 0.0
+    else:
+        assert [o.op for o in program.graph.ops] == ops
+        assert worst[0] <= 1.001 and differ[0] <= 0.01, (worst, differ)
 
 
 # -- broadcasting of activations, several inputs ----------------------------------------------
@@ -166,7 +171,8 @@ def test_identity_ops_share_the_producers_grid_and_cost_nothing(scheme):
     plain = _Fn(lambda x: (torch.relu(x).transpose(1, 2)) * 2)
     p1, worst, _ = _compare(_Identities(), [(1, 4, 6)], scheme)
     p2, _, _ = _compare(plain, [(1, 4, 6)], scheme)
-    assert [o.op for o in p1.graph.ops] == [o.op for o in p2.graph.ops] == ["CLAMP", "TRANSPOSE", "RESCALE"]
+    ops = [o.op for o in p1.graph.ops]
+    assert ops == [o.op for o in p2.graph.ops] == ["CLAMP", "TRANSPOSE", "TABLE" if scheme == "int8" else "RESCALE"]
     assert worst[0] <= 1.001
 
 
@@ -214,3 +220,24 @@ def test_zoo_bit_exact_on_host_with_a_report_per_output(zoo, tmp_path, scheme):
     assert p.stdout.count("  output ") == 6  # one line per output in the printed table
     ops = {o["op"] for o in json.loads((tmp_path / "host" / name / "ir.json").read_text())["ops"]}
     assert {"ADD", "SUB", "MUL", "CONCAT", "TRANSPOSE", "RESCALE"} <= ops
+
+
+@pytest.mark.qemu
+def test_zoo_bit_exact_on_corstone300(zoo, tmp_path):
+    """The broadcasting kernels and every elementwise case on the emulated Cortex-M55."""
+    scons("board=corstone300", f"build_dir={tmp_path}", f"model={zoo / 'elementwise.pt2'}", f"calib={zoo / 'calib.npz'}",
+          f"data={zoo / 'test.npz'}", "limit=4")
+    r = json.loads((tmp_path / "corstone300" / "elementwise" / "results.json").read_text())
+    assert r["n_outputs_received"] == 4 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
+    assert len(r["outputs"]) == 6 and r["instructions_per_inference"] > 0
+
+
+def test_int32_constants_round_half_to_even_exactly_and_refuse_what_does_not_fit():
+    from tabula.qmath import QuantizationError, quantize_int32_round_half_even
+
+    q = quantize_int32_round_half_even(np.array([0.5, 1.5, -0.5, -2.5, 2.0**30 - 0.5, 1e-9]), 1.0)
+    assert q.dtype == np.int32 and q.tolist() == [0, 2, 0, -2, 2**30, 0]
+    assert quantize_int32_round_half_even(np.array([1.0 / 3.0]), 1.0 / 3.0 / 2**30, 30).tolist() == [2**30]
+    for bad, scale in ((np.array([2.0**31]), 1.0), (np.array([np.nan]), 1.0), (np.array([1.0]), 0.0)):
+        with pytest.raises(QuantizationError):
+            quantize_int32_round_half_even(bad, scale, 30)

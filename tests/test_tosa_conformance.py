@@ -210,7 +210,7 @@ class _Arith(torch.nn.Module):
 
 
 _C = torch.tensor([1.5, -0.25, 3.0, 0.1, -2.0, 0.6])
-ARITHMETIC = {  # lowered to RESCALE / ADD / SUB / MUL only (no layout change), so TOSA can run them
+ARITHMETIC = {  # lowered to RESCALE / ADD / SUB / MUL / TABLE only (no layout change), so TOSA can run them
     "bcast-add": (lambda x, y: x + y, [(1, 3, 4, 6), (1, 3, 1, 6)]),
     "bcast-sub-both": (lambda x, y: x - y, [(2, 1, 6), (1, 5, 1)]),
     "bcast-mul": (lambda x, y: x * y, [(2, 5, 6), (1, 1, 6)]),
@@ -236,7 +236,7 @@ def test_arithmetic_lowerings_match_tosa(case, scheme, rng, kernel_lib):
     calib = [tuple(torch.randn(*s) * 3 for s in shapes) for _ in range(8)]
     program = tabula.lower(tabula.quantize(_Arith(fn), calib[0], calib, scheme=scheme))
     g = program.graph
-    assert {o.op for o in g.ops} <= {"RESCALE", "ADD", "SUB", "MUL"}
+    assert {o.op for o in g.ops} <= {"RESCALE", "ADD", "SUB", "MUL", "TABLE"}
     inputs = []
     for n in g.inputs:
         t = g.tensors[n]
@@ -253,6 +253,8 @@ def test_arithmetic_lowerings_match_tosa(case, scheme, rng, kernel_lib):
             at = op.attrs
             out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
                                      shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
+        elif op.op == "TABLE":  # int8 scalar arithmetic
+            out = kernel_lib.table(a, vals[op.inputs[1]])
         else:
             b = vals[op.inputs[1]]
             extra = (op.attrs.get("shift", 0),) if op.op == "MUL" else ()

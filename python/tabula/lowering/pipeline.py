@@ -245,8 +245,10 @@ class LoweringContext:
 def lower_graph(gm: GraphModule) -> Graph:
     """Lower a converted PT2E ``GraphModule`` to a verified IR :class:`Graph`.
 
-    Graph inputs are the ``quantize_per_tensor`` of each placeholder; graph outputs the
-    ``dequantize_per_tensor`` feeding the output node.
+    Graph inputs are the ``quantize_per_tensor`` of each placeholder (a placeholder nothing reads
+    keeps its place with a unit grid); graph outputs the ``dequantize_per_tensor`` feeding the output
+    node (a graph input may be one).  A ``dequantize_per_tensor`` of a ``get_attr`` (a constant PT2E
+    quantized, e.g. a buffer concatenated) becomes an IR constant.
     Raises:
         UnsupportedOpError: listing every op with no lowering (with source lines).
         LoweringError: a node whose pattern or attributes cannot be lowered (names the node).
@@ -277,7 +279,8 @@ def lower_graph(gm: GraphModule) -> Graph:
         elif n.op == "call_function" and not is_qdq(n):
             name = rules.canonical_op(n.target)
             if name in rules.IGNORED:
-                raise LoweringError(f"{node_source(n)}: {name} must be removed before lowering (model.eval())")
+                raise LoweringError(f"{node_source(n)}: {name} reached the lowering; quantize with tabula.quantize, "
+                                    "which removes identity ops before annotating")
             LOWERINGS[name](ctx, n)
         elif n.op == "output":
             for arg in torch.utils._pytree.tree_leaves(n.args[0]):
