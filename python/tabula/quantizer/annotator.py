@@ -15,6 +15,11 @@ Table ops get their *own* output qspec (:data:`TABLE_OUTPUT`): ``"exact"`` deriv
 image of every input code under f (no code saturates, the full output range is used), ``"observed"``
 calibrates it with an observer.  Domain-limited ops get fixed or domain-clipped input grids
 (:func:`domain_grid`).
+
+Arithmetic ops annotate their activation operands only: a constant operand (a buffer, a parameter,
+anything :mod:`.fold_constants_pass` folded) stays float and the lowering quantizes it into the op's
+int32 domain; a constant joined by a cat shares the cat's grid like any other input.  A model input
+read by several ops, or returned as an output, gets its own grid (:meth:`TabulaQuantizer._annotate_shared_inputs`).
 """
 from __future__ import annotations
 
