@@ -19,7 +19,7 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  inputs keep their own qparams, constants stay float until the lowering quantizes them
                  into the int32 domain of the op; output: own.  Lowered as RESCALE to int32,
                  ADD/SUB/MUL, RESCALE back -- a positive scalar factor (``x * 0.5``, ``x / 3``) as one
-                 RESCALE.
+                 RESCALE; in int8 an op of one activation and scalars as one TABLE.
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
@@ -201,7 +201,8 @@ def is_identity(node) -> bool:
     if name not in IDENTITY or not node.args:
         return False
     if name in ("aten._to_copy", "aten.to"):
-        src, out = node.args[0].meta.get("val") if hasattr(node.args[0], "meta") else None, node.meta.get("val")
+        src = getattr(node.args[0], "meta", {}).get("val")
+        out = node.meta.get("val")
         return src is not None and out is not None and getattr(src, "dtype", None) == getattr(out, "dtype", 0)
     return True
 
