@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh Debian/Ubuntu machine for tabula (idempotent; run as root or with sudo).
 #   Arm GNU toolchain + newlib (cross compiler), QEMU (runs the Corstone-300 firmware),
-#   and the Python package with its pinned dependencies (torch==2.13.0 CPU, torchao 0.18).
+#   and the Python package with its pinned dependencies (torch==2.13.0 CPU, torchao 0.18), the test
+#   tools and the MLPerf Tiny extras (tflite reader, ai-edge-litert).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -25,7 +26,7 @@ if ! $PY -c "import tabula, torch, torchao, SCons" >/dev/null 2>&1 \
     echo "bootstrap: installing the tabula Python package and its dependencies"
     # torch is pinned to the CPU build; an open range would pull a multi-GB CUDA build.
     $PY -m pip install -q --disable-pip-version-check "torch==2.13.0"
-    $PY -m pip install -q --disable-pip-version-check -e '.[test]'
+    $PY -m pip install -q --disable-pip-version-check -e '.[test,mlperf]'
     touch .bootstrap-stamp
 fi
 # pyenv only sees new console scripts (scons, tabula) after a rehash.

@@ -9,11 +9,16 @@ command that installs it -- only when that is truly absent:
 ``fvp`` / ``board``: run against fakes here (no skip).
 
 ``python/`` and ``tests/`` are on the path (pyproject.toml ``pythonpath``), so tests import
-``tabula`` from this checkout and helpers such as ``kernel_lib`` directly.
+``tabula`` from this checkout and helpers such as ``kernel_lib`` directly; ``PYTHONPATH`` is set so
+the processes the tests start do too.
 """
 import os
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# subprocesses the tests start (python -m tabula.cli, SCons, fake devices) import this checkout's tabula too
+_PY = str(Path(__file__).resolve().parents[1] / "python")
+os.environ["PYTHONPATH"] = os.pathsep.join([_PY] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != _PY])
 
 import shutil  # noqa: E402
 import zlib  # noqa: E402

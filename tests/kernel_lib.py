@@ -141,6 +141,27 @@ class KernelLib:
                    _ptr(b, _i64p), _ptr(out, _i64p))
         return out
 
+    def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None) -> np.ndarray:
+        """x [N,H,W,C] int8 (tabula_depthwise_conv2d_s8, int32 bias/output) or int16 (_s16, int64
+        bias/output, ``input_zp`` must be 0); w [KH,KW,C,M] int8; b [C*M] or None; pad [t,b,l,r]."""
+        wide = np.asarray(x).dtype == np.int16
+        if wide and input_zp != 0:
+            raise ValueError("tabula_depthwise_conv2d_s16 has no input zero point (int16 is symmetric)")
+        xt, xp, acc, accp = (np.int16, _i16p, np.int64, _i64p) if wide else (np.int8, _i8p, np.int32, _i32p)
+        x, w = _c(x, xt), _c(w, np.int8)
+        b = None if b is None else _c(b, acc)
+        n, h, wd, c = x.shape
+        kh, kw, _, m = w.shape
+        if out_hw is None:
+            out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+                      (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
+        win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
+        out = _out((n, out_hw[0], out_hw[1], c * m), acc)
+        zp = () if wide else (input_zp,)
+        self._call(f"tabula_depthwise_conv2d_{'s16' if wide else 's8'}", C.byref(win), m, _ptr(x, xp), *zp,
+                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(out, accp))
+        return out
+
     def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:
         x = np.asarray(x, order="C")
         if x.dtype not in (np.int8, np.int16):
@@ -179,6 +200,20 @@ class KernelLib:
         out = _out((x.shape[0], w.shape[0]), np.int32)
         self._call("tabula_fully_connected_s8", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i8p), input_zp,
                    _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(out, _i32p))
+        return out
+
+    def matmul(self, a, b, *, a_zp=0, b_zp=0) -> np.ndarray:
+        """a [N,H,C], b [N,C,W] both int8 (tabula_matmul_s8 -> int32) or both int16 (tabula_matmul_s16 ->
+        int64 holding int48)."""
+        a, b = np.asarray(a, order="C"), np.asarray(b, order="C")
+        if a.dtype != b.dtype or a.dtype not in (np.int8, np.int16):
+            raise TypeError(f"no C MATMUL for {a.dtype} x {b.dtype}")
+        typ, sfx = _PTR[a.dtype]
+        n, h, c = a.shape
+        w = b.shape[2]
+        acc = np.int32 if a.dtype == np.int8 else np.int64
+        out = _out((n, h, w), acc)
+        self._call(f"tabula_matmul_{sfx}", n, h, c, w, _ptr(a, typ), a_zp, _ptr(b, typ), b_zp, _ptr(out, _PTR[np.dtype(acc)][0]))
         return out
 
     def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8") -> np.ndarray:
@@ -322,3 +357,53 @@ class KernelLib:
                    out.ctypes.data)
         return out
 
+
+    # --- reductions, TILE, INTDIV, the fused softmax ----------------------------------------------
+    @staticmethod
+    def _around(shape, axis: int) -> tuple[int, int, int]:
+        shape = [int(d) for d in shape]
+        axis %= len(shape)
+        return int(np.prod(shape[:axis], dtype=np.int64)), shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+
+    def _reduce(self, op: str, x, axis: int) -> np.ndarray:
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        outer, n, inner = self._around(x.shape, axis)
+        shape = list(x.shape)
+        shape[axis] = 1
+        out = _out(tuple(shape), x.dtype)
+        self._call(f"tabula_{op}_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(out, typ))
+        return out
+
+    def reduce_max(self, x, axis: int) -> np.ndarray:
+        """int8 / int16 / int32 ``x`` (tabula_reduce_max_s8 / _s16 / _s32), keeping the reduced dim as 1."""
+        return self._reduce("reduce_max", x, axis)
+
+    def reduce_sum(self, x, axis: int) -> np.ndarray:
+        """int32 ``x`` (tabula_reduce_sum_s32), keeping the reduced dim as 1."""
+        return self._reduce("reduce_sum", _c(x, np.int32), axis)
+
+    def tile(self, x, multiples) -> np.ndarray:
+        """``tabula_tile`` of any dtype, rank 1..6."""
+        x = np.asarray(x, order="C")
+        shape, m = _c(x.shape, np.int32), _c(multiples, np.int32)
+        out = _out(tuple(d * k for d, k in zip(x.shape, multiples)), x.dtype)
+        self._call("tabula_tile", x.ctypes.data, _ptr(shape, _i32p), _ptr(m, _i32p), x.ndim, x.itemsize, out.ctypes.data)
+        return out
+
+    def intdiv(self, a, b) -> np.ndarray:
+        return self._binary("tabula_intdiv_s32", a, b)
+
+    def softmax(self, x, axis: int, exp_hi, exp_lo, split_bits: int, exp_shift: int, scales, output_zp: int) -> np.ndarray:
+        """The fused ``tabula_softmax_s8`` / ``_s16`` (by ``x``'s dtype) along ``axis``; ``exp_lo`` None
+        for one level."""
+        x = np.asarray(x, order="C")
+        typ, sfx = _PTR[x.dtype]
+        outer, n, inner = self._around(x.shape, axis)
+        hi = _c(exp_hi, np.int32)
+        lo = None if exp_lo is None else _c(exp_lo, np.int32)
+        sc = _c(scales, np.int32)
+        out = _out(x.shape, x.dtype)
+        self._call(f"tabula_softmax_{sfx}", _ptr(x, typ), outer, n, inner, _ptr(hi, _i32p), _ptr(lo, _i32p), split_bits,
+                   exp_shift, _ptr(sc, _i32p), output_zp, _ptr(out, typ))
+        return out

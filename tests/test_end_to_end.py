@@ -53,6 +53,10 @@ def test_digits_on_corstone300_qemu(build_dir):
     assert 10_000 < r["instructions_per_inference"] < 5_000_000
     assert 2_000 < r["flash_bytes"] < 512 * 1024
     assert r["arena_bytes"] < r["ram_bytes"] < 512 * 1024
+    # placed from board.toml [memory]: constants in ITCM, the arena in DTCM, nothing elsewhere
+    mem = {m["region"]: m for m in r["memory"]}
+    assert mem["itcm"]["constants"] > 0 and mem["dtcm"]["arena"] == r["arena_bytes"]
+    assert all(m["constants"] == m["arena"] == m["used"] == 0 for k, m in mem.items() if k not in ("itcm", "dtcm"))
     # the same integer program ran on host and on the M55
     host = build_dir / "host" / "digits"
     if host.is_dir():

@@ -27,8 +27,8 @@ from tabula.boards import list_boards, load_board, repo_root
 SCONSTRUCT = repo_root() / "tests" / "fixtures" / "echo_model" / "SConstruct"
 SEED = int(os.environ.get("TABULA_TEST_SEED", "1234"))
 
-HELLO, INPUT, OUTPUT, END, STATUS, NACK = 1, 2, 3, 4, 5, 6
-NACK_CRC, NACK_LENGTH, NACK_TYPE, NACK_TOO_LONG = 1, 2, 3, 4
+HELLO, INPUT, OUTPUT, END, STATUS, NACK, RESEND, EXIT = 1, 2, 3, 4, 5, 6, 7, 8
+NACK_CRC, NACK_LENGTH, NACK_TYPE, NACK_TOO_LONG, NACK_NOT_AVAILABLE = 1, 2, 3, 4, 5
 EXIT_LINK_CLOSED = 64
 IN_SIZES, OUT_SIZES = (16, 4), (16, 4)
 
@@ -111,13 +111,14 @@ def random_inputs(rng) -> tuple[bytes, bytes]:
 
 # ---- sessions, shared by every board ----
 
-def check_hello(link: Link, board) -> None:
-    p = link.expect(HELLO, 0)
-    assert p[:4] == bytes([1, 2, 2, 0])
+def check_hello(link: Link, board, seq: int = 0) -> bytes:
+    p = link.expect(HELLO, seq)
+    assert p[:4] == bytes([2, 2, 2, 0])          # protocol version 2, 2 inputs, 2 outputs
     sizes = struct.unpack("<4I", p[4:20])
     assert sizes == IN_SIZES + OUT_SIZES
     assert struct.unpack("<I", p[20:24])[0] == board.tick_hz
     assert p[24:].decode() == board.name
+    return p
 
 
 def infer(link: Link, seq: int, in0: bytes, in1: bytes) -> tuple[int, int, bytes]:
@@ -127,10 +128,16 @@ def infer(link: Link, seq: int, in0: bytes, in1: bytes) -> tuple[int, int, bytes
     return ticks, status, p[8:]
 
 
+def read_status(link: Link, seq: int) -> tuple[int, int, int, int]:
+    """(exit code, inferences, frames rejected, OUTPUTs replayed) from a version 2 STATUS."""
+    return struct.unpack("<iIII", link.expect(STATUS, seq))
+
+
 def session_ok(link: Link, board) -> list[int]:
-    """Three inferences, then every rejection path, then END. Returns the measured ticks."""
+    """Three inferences, then every rejection path, then the retry requests (a repeated INPUT, RESEND,
+    a HELLO request, END twice), then EXIT. Returns the measured ticks."""
     rng = np.random.default_rng(SEED)
-    check_hello(link, board)
+    hello = check_hello(link, board)
     assert board.name.encode() in link.noise          # the boot banner, outside any frame
 
     ticks_seen = []
@@ -162,10 +169,29 @@ def session_ok(link: Link, board) -> list[int]:
     link.send(b"#zz\n")                                    # not hex: sequence unknown
     assert link.expect(NACK, 0xFFFF) == bytes([NACK_CRC])
     link.send(b"#0200080014abcd" + encode(INPUT, 8, in0 + in1))   # '#' mid-frame: resync
-    assert link.expect(OUTPUT, 8)[8:] == echo_expected(in0, in1)
+    out8 = link.expect(OUTPUT, 8)
+    assert out8[8:] == echo_expected(in0, in1)
+
+    # Idempotent requests: the stored OUTPUT comes back byte for byte (ticks too: not recomputed).
+    link.send(encode(INPUT, 8, in0 + in1))                 # the host did not get OUTPUT 8
+    assert link.expect(OUTPUT, 8) == out8
+    link.send(encode(RESEND, 8))
+    assert link.expect(OUTPUT, 8) == out8
+    link.send(encode(RESEND, 7))                           # not the last one: not held
+    assert link.expect(NACK, 7) == bytes([NACK_NOT_AVAILABLE])
+    link.send(encode(HELLO, 5))                            # "say HELLO again", answered with seq 5
+    assert check_hello(link, board, seq=5) == hello
+    other0 = bytes((b + 1) & 0xFF for b in in0[:1]) + in0[1:]
+    link.send(encode(INPUT, 8, other0 + in1))              # same seq, other content: a new request
+    assert link.expect(OUTPUT, 8)[8:] == echo_expected(other0, in1)
 
     link.send(encode(END, 9))
-    assert struct.unpack("<iI", link.expect(STATUS, 9)) == (0, 6)
+    # 7 inferences (seq 0-4, 8 and the new 8); 3 damaged frames NACKed (CRC, too long, '#zz');
+    # 2 OUTPUTs replayed
+    assert read_status(link, 9) == (0, 7, 3, 2)
+    link.send(encode(END, 9))                              # the host did not get STATUS
+    assert read_status(link, 9) == (0, 7, 3, 2)
+    link.send(encode(EXIT, 9))
     assert link.byte() == 0x04
     return ticks_seen
 
@@ -178,7 +204,8 @@ def session_model_error(link: Link, board) -> None:
     assert (status, out) == (1, echo_expected(bad_in0, bytes(4)))
     assert infer(link, 1, bytes(16), bytes(4))[1] == 0
     link.send(encode(END, 2))
-    assert struct.unpack("<iI", link.expect(STATUS, 2)) == (1, 2)
+    assert read_status(link, 2) == (1, 2, 0, 0)
+    link.send(encode(EXIT, 2))
     assert link.byte() == 0x04
 
 
@@ -193,7 +220,9 @@ def build(board_name: str, tmp_root: Path) -> Path:
         out.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "SCons", "-Q", "-f", str(SCONSTRUCT),
                f"board={board_name}", f"build_dir={out}"]
-        r = subprocess.run(cmd, cwd=out, capture_output=True, text=True)
+        # The fixture's SConstruct imports tabula: this checkout's, not whichever is installed.
+        path = os.pathsep.join(p for p in [str(repo_root() / "python"), os.environ.get("PYTHONPATH")] if p)
+        r = subprocess.run(cmd, cwd=out, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path})
         assert r.returncode == 0, r.stdout + r.stderr
         suffix = ".elf" if load_board(board_name).toolchain == "arm_gnu" else ""
         _built[board_name] = out / f"firmware{suffix}"
@@ -237,20 +266,30 @@ def test_host_model_error_sets_exit_code(build_root):
 @pytest.mark.host
 def test_host_link_closed(build_root):
 
-    def session(link, board):
+    def before_end(link, board, close_stdin):
         check_hello(link, board)
-        os.close(link.wfd)                       # end of stdin
-        assert struct.unpack("<iI", link.expect(STATUS, 0xFFFF)) == (EXIT_LINK_CLOSED, 0)
+        close_stdin()
+        assert read_status(link, 0xFFFF) == (EXIT_LINK_CLOSED, 0, 0, 0)
+        assert link.byte() == 0x04
+
+    def after_end(link, board, close_stdin):     # the host has STATUS and went away: a normal end
+        check_hello(link, board)
+        link.send(encode(END, 0))
+        assert read_status(link, 0) == (0, 0, 0, 0)
+        close_stdin()
+        assert read_status(link, 0xFFFF) == (0, 0, 0, 0)
         assert link.byte() == 0x04
 
     exe = build("host", build_root)
-    proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        session(Link(proc.stdout.fileno(), proc.stdin.fileno(), timeout=10), load_board("host"))
-        assert proc.wait(timeout=10) == EXIT_LINK_CLOSED
-    finally:
-        proc.kill()
-        proc.wait()
+    for session, code in [(before_end, EXIT_LINK_CLOSED), (after_end, 0)]:
+        proc = subprocess.Popen([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        try:
+            session(Link(proc.stdout.fileno(), proc.stdin.fileno(), timeout=10), load_board("host"),
+                    proc.stdin.close)
+            assert proc.wait(timeout=10) == code
+        finally:
+            proc.kill()
+            proc.wait()
 
 
 # ---- Corstone-300 on QEMU ----

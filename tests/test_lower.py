@@ -20,7 +20,9 @@ def test_digits_program_matches_the_pt2e_graph(digits_quantized, digits_program)
         xi = torch.from_numpy(x[i : i + 1])
         diffs.append(np.abs(gm(xi).detach().numpy() - digits_program.run(xi)[0]).max() / scale)
     diffs = np.array(diffs)
-    assert diffs.max() <= 1.0 + 1e-6
+    # at most one output LSB (a rounding tie; the PT2E graph keeps the bias in float), measured on
+    # float32 outputs of up to 255 LSB, whose own rounding is 255 * 2^-24 relative ~ 2e-5 LSB
+    assert diffs.max() <= 1.0 + 1e-4
     assert (diffs < 1e-6).mean() >= 0.95
 
 

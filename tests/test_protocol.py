@@ -137,6 +137,31 @@ def test_eot_counted_outside_frames_only_and_rejects_frame_it_interrupts():
     assert p.eot_count == 3 and p.rejected == {"non-hex": 1}
 
 
+def test_version_2_requests_are_plain_frames():
+    """RESEND and EXIT (and a host's HELLO request) are ordinary empty frames: a version 1 parser
+    reads them too, it just does not know the types."""
+    assert (MsgType.RESEND, MsgType.EXIT) == (7, 8)
+    frames, p = parse_all(encode_frame(MsgType.RESEND, 41) + encode_frame(MsgType.EXIT, 60)
+                          + encode_frame(MsgType.HELLO, 3))
+    assert frames == [Frame(MsgType.RESEND, 41, b""), Frame(MsgType.EXIT, 60, b""),
+                      Frame(MsgType.HELLO, 3, b"")]
+    assert encode_frame(MsgType.RESEND, 41) == b"#0700290000%08x\n" % zlib.crc32(bytes([7, 0, 41, 0, 0]))
+
+
+def test_last_rejected_type_hints_what_was_damaged():
+    """The type digits of a rejected frame, when readable: the host uses them to choose between
+    RESEND (an OUTPUT was damaged) and INPUT (a NACK was: the device lacks the INPUT)."""
+    nack = encode_frame(MsgType.NACK, 3, encode_nack(1))
+    bad = bytearray(nack)
+    bad[12] ^= 0x01                              # a payload digit: CRC mismatch
+    frames, p = parse_all(bytes(bad))
+    assert frames == [] and p.rejected == {"crc": 1} and p.last_rejected_type == MsgType.NACK
+    frames, p = parse_all(OUT[:30] + b"z" + OUT)  # non-hex mid-frame, then a good frame
+    assert len(frames) == 1 and p.last_rejected_type == MsgType.OUTPUT
+    frames, p = parse_all(b"#0" + b"\n")          # type unreadable
+    assert p.n_rejected == 1 and p.last_rejected_type is None
+
+
 def test_garbage_never_raises():
     p = FrameParser()
     for b in range(256):
@@ -149,9 +174,12 @@ def test_garbage_never_raises():
 def test_hello_roundtrip_and_errors():
     h = parse_hello(encode_hello([784, 4], [10, 2, 6], 0, "mps3-an547"))
     assert (h.version, h.input_sizes, h.output_sizes, h.tick_hz, h.board_name) == (
-        1, (784, 4), (10, 2, 6), 0, "mps3-an547")
-    with pytest.raises(ProtocolError, match="version 2"):
-        parse_hello(encode_hello([1], [1], 0, "x", version=2))
+        2, (784, 4), (10, 2, 6), 0, "mps3-an547")
+    assert parse_hello(encode_hello([1], [1], 0, "x", version=1)).version == 1  # still readable
+    for version in (0, 3):
+        with pytest.raises(ProtocolError, match=f"device speaks protocol version {version}, host "
+                                                f"speaks 1, 2: rebuild the firmware from this checkout"):
+            parse_hello(encode_hello([1], [1], 0, "x", version=version))
     with pytest.raises(ProtocolError, match=r"HELLO \(2 inputs, 1 outputs\) payload must be at least 20"):
         parse_hello(bytes([1, 2, 1, 0]) + bytes(8))
     with pytest.raises(ProtocolError, match="at least 4 bytes, got 2"):
@@ -168,11 +196,17 @@ def test_input_output_status_nack():
     assert (out.ticks, out.status, out.outputs) == (99, -2, [b"abcd", b"ef"])
     with pytest.raises(ProtocolError, match=r"OUTPUT \(outputs of \[4, 2\] bytes\) payload must be exactly 14 bytes, got 13"):
         parse_output(bytes(13), [4, 2])
-    st_ = parse_status(encode_status(-1, 5))
-    assert (st_.exit_code, st_.n_inferences) == (-1, 5)
-    with pytest.raises(ProtocolError, match="STATUS payload must be exactly 8 bytes, got 9"):
+    st_ = parse_status(encode_status(-1, 5))   # version 1: no link counters
+    assert (st_.exit_code, st_.n_inferences, st_.n_rejected, st_.n_replayed) == (-1, 5, None, None)
+    v2 = encode_status(3, 60, 7, 9)
+    assert v2 == struct.pack("<iIII", 3, 60, 7, 9)
+    st_ = parse_status(v2)
+    assert (st_.exit_code, st_.n_inferences, st_.n_rejected, st_.n_replayed) == (3, 60, 7, 9)
+    with pytest.raises(ProtocolError, match=r"STATUS payload must be 8 bytes \(version 1\) or 16 "
+                                            r"bytes \(version 2\), got 9"):
         parse_status(bytes(9))
     assert parse_nack(encode_nack(2)) is NackReason.LENGTH_MISMATCH
+    assert parse_nack(encode_nack(5)) is NackReason.NOT_AVAILABLE
     assert parse_nack(b"\x09") == 9
     with pytest.raises(ProtocolError):
         parse_nack(b"")

@@ -141,8 +141,8 @@ def test_range_preserving_ops_share_their_producers_grid(scheme):
             self.conv = nn.Conv2d(2, 4, 3, padding=1)
 
         def forward(self, x):
-            y = torch.relu(self.conv(x))
-            y = nn.functional.pad(y, (1, 1, 1, 1))
+            y = nn.functional.pad(self.conv(x), (1, 1, 1, 1))
+            y = torch.relu(y)  # after a pad: shared (directly after the conv it would be fused)
             y = nn.functional.interpolate(y, scale_factor=2, mode="nearest")[:, :, 2:18, 2:18]
             y = nn.functional.max_pool2d(y, 2)
             y = nn.functional.avg_pool2d(y, 2).permute(0, 1, 3, 2)

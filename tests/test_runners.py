@@ -181,8 +181,8 @@ def fake_pyocd(tmp_path, monkeypatch):
 
 
 class PtyDevice(threading.Thread):
-    """A board on the other side of a pty: boots (banner + HELLO) whenever the fake pyocd logs a
-    ``reset``, answers INPUT with the reversed payload. ``reset_after``: reboot by itself after
+    """A board on the other side of a pty, speaking protocol version 1: boots (banner + HELLO)
+    whenever the fake pyocd logs a ``reset``, answers INPUT with the reversed payload. ``reset_after``: reboot by itself after
     that many outputs; ``silent``: never answer INPUT."""
 
     def __init__(self, calls: Path, reset_after=None, silent=False):
@@ -198,7 +198,7 @@ class PtyDevice(threading.Thread):
 
     def boot(self):
         self.send(b"\r\nNucleo boot\r\n" + encode_frame(
-            MsgType.HELLO, 0, encode_hello([4], [4], 64_000_000, "nucleo_h743zi")))
+            MsgType.HELLO, 0, encode_hello([4], [4], 64_000_000, "nucleo_h743zi", version=1)))
 
     def run(self):
         import select
@@ -309,7 +309,7 @@ def test_board_runner_over_socket_url(fake_pyocd, monkeypatch):
                 return
             time.sleep(0.01)
         with conn:
-            conn.sendall(b"boot\n" + encode_frame(MsgType.HELLO, 0, encode_hello([4], [4], 0, "remote")))
+            conn.sendall(b"boot\n" + encode_frame(MsgType.HELLO, 0, encode_hello([4], [4], 0, "remote", version=1)))
             parser, n = FrameParser(), 0
             while True:
                 data = conn.recv(4096)

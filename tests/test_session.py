@@ -14,6 +14,7 @@ import pytest
 from tabula.deploy import run_on_board
 from tabula.deploy.link import PipeLink, SerialLink
 from tabula.deploy.protocol import (
+    SEQ_UNKNOWN,
     FrameParser,
     MsgType,
     NackReason,
@@ -26,7 +27,17 @@ from tabula.deploy.protocol import (
 from tabula.deploy.runners import available_runners, get_runner
 from tabula.deploy.runners._process import RunnerError
 from tabula.deploy.runners.qemu import qemu_command
-from tabula.deploy.session import DeviceError, DeviceTimeout, InputSizeMismatch, run_session
+from tabula.deploy.faults import FaultSpec, FaultyLink, summarize
+from tabula.deploy.session import (
+    RETRY_FIRST_S,
+    RETRY_MIN_S,
+    DeviceError,
+    DeviceTimeout,
+    InputSizeMismatch,
+    LinkError,
+    _RetryTimer,
+    run_session,
+)
 
 IN_SIZES, OUT_SIZES = [6, 2], [3, 1]  # two inputs, two outputs
 SAMPLES = [bytes([i] * 8) for i in range(5)]
@@ -42,17 +53,34 @@ def expected(samples):
 
 
 class FakeDevice(threading.Thread):
-    """The device side of the protocol, with knobs for misbehaviour."""
+    """The device side of the protocol, with knobs for misbehaviour.
+
+    ``version`` 2 (default) behaves like firmware_templates/runtime/main.c: a repeated INPUT (same
+    seq and payload) or a RESEND replays the stored OUTPUT, a HELLO request repeats HELLO with its
+    seq, END answers STATUS with the link counters, EXIT writes EOT and ends. ``version`` 1 answers
+    END with STATUS + EOT and ends, and ignores what it does not know.
+
+    Link trouble, each applied the first time only: ``damage_output``/``lose_output``: seqs whose
+    OUTPUT arrives with one flipped digit / never; ``lose_input``: seqs whose INPUT is not seen;
+    ``damage_hello``, ``damage_status``: the first HELLO / STATUS arrives damaged; ``lose_eot``:
+    every EOT is lost and the device parks (a board: the link stays open)."""
 
     def __init__(self, read, write, close, *, noise=False, nack_first=0, silent_after=None,
                  close_after=None, exit_code=0, model_status=0, duplicate=False, hello=True,
-                 input_sizes=IN_SIZES):
+                 input_sizes=IN_SIZES, version=2, damage_output=(), lose_output=(), lose_input=(),
+                 damage_hello=False, damage_status=False, nack_reason=NackReason.CRC_MISMATCH,
+                 lose_eot=False):
         super().__init__(daemon=True)
         self._read, self._write, self._close = read, write, close
         self.noise, self.nack_first, self.duplicate, self.hello = noise, nack_first, duplicate, hello
         self.silent_after, self.close_after = silent_after, close_after
         self.exit_code, self.model_status, self.input_sizes = exit_code, model_status, input_sizes
+        self.version, self.nack_reason = version, nack_reason
+        self.damage_output, self.lose_output = set(damage_output), set(lose_output)
+        self.lose_input, self.damage_hello, self.damage_status = set(lose_input), damage_hello, damage_status
+        self.lose_eot = lose_eot
         self.received: list[tuple[int, int]] = []  # (type, seq) of every frame the device got
+        self.n_inferences = self.n_replayed = 0
         self.stop = threading.Event()
 
     def send(self, data: bytes) -> None:
@@ -68,37 +96,84 @@ class FakeDevice(threading.Thread):
         finally:
             self._close()
 
+    def hello_frame(self, seq: int) -> bytes:
+        return encode_frame(MsgType.HELLO, seq, encode_hello(self.input_sizes, OUT_SIZES, 1000,
+                                                             "fake-m55", version=self.version))
+
+    @staticmethod
+    def damaged(frame: bytes) -> bytes:
+        bad = bytearray(frame)
+        bad[13] ^= 0x01   # a digit of the payload: the CRC no longer matches
+        return bytes(bad)
+
     def _run(self):
         self._write(b"\x1b[0mCorstone-300 boot banner\r\nheap ok\n")
         if self.hello:
-            self.send(encode_frame(MsgType.HELLO, 0,
-                                   encode_hello(self.input_sizes, OUT_SIZES, 1000, "fake-m55")))
-        parser, n_outputs, nacks = FrameParser(), 0, 0
+            hello = self.hello_frame(0)
+            self.send(self.damaged(hello) if self.damage_hello else hello)
+        parser, nacks, last = FrameParser(), 0, None   # last: (seq, payload, OUTPUT frame)
         while not self.stop.is_set():
             data = self._read()
             if not data:
                 return
-            for f in parser.feed(data):
+            rejected = parser.n_rejected
+            frames = parser.feed(data)
+            for _ in range(parser.n_rejected - rejected):   # like the firmware: NACK damage
+                self.send(encode_frame(MsgType.NACK, SEQ_UNKNOWN, encode_nack(NackReason.CRC_MISMATCH)))
+            for f in frames:
                 self.received.append((f.type, f.seq))
                 if f.type == MsgType.INPUT:
+                    if f.seq in self.lose_input:
+                        self.lose_input.discard(f.seq)
+                        continue
                     if nacks < self.nack_first:
                         nacks += 1
-                        self.send(encode_frame(MsgType.NACK, f.seq, encode_nack(NackReason.CRC_MISMATCH)))
+                        self.send(encode_frame(MsgType.NACK, f.seq, encode_nack(self.nack_reason)))
                         continue
-                    if self.silent_after is not None and n_outputs >= self.silent_after:
+                    if self.version >= 2 and last is not None and last[:2] == (f.seq, f.payload):
+                        self.n_replayed += 1
+                        self.send(last[2])
                         continue
-                    if self.close_after is not None and n_outputs >= self.close_after:
+                    if self.silent_after is not None and self.n_inferences >= self.silent_after:
+                        continue
+                    if self.close_after is not None and self.n_inferences >= self.close_after:
                         return
                     out = encode_frame(MsgType.OUTPUT, f.seq, encode_output(
                         100 + f.seq, self.model_status, model(f.payload)))
-                    if self.duplicate and f.seq > 0:
+                    last = (f.seq, f.payload, out)
+                    self.n_inferences += 1
+                    if f.seq in self.lose_output:
+                        self.lose_output.discard(f.seq)
+                    elif f.seq in self.damage_output:
+                        self.damage_output.discard(f.seq)
+                        self.send(self.damaged(out))
+                    elif self.duplicate and f.seq > 0:
                         stale = encode_frame(MsgType.OUTPUT, f.seq - 1, encode_output(0, 0, [b"zzz", b"z"]))
                         self.send(stale + out + out)
                     else:
                         self.send(out)
-                    n_outputs += 1
+                elif self.version < 2:
+                    if f.type == MsgType.END:
+                        self.send(encode_frame(MsgType.STATUS, f.seq,
+                                               encode_status(self.exit_code, self.n_inferences)))
+                        self._write(b"\x04")
+                        return
+                elif f.type == MsgType.RESEND:
+                    if last is not None and last[0] == f.seq:
+                        self.n_replayed += 1
+                        self.send(last[2])
+                    else:
+                        self.send(encode_frame(MsgType.NACK, f.seq, encode_nack(NackReason.NOT_AVAILABLE)))
+                elif f.type == MsgType.HELLO:
+                    self.send(self.hello_frame(f.seq))
                 elif f.type == MsgType.END:
-                    self.send(encode_frame(MsgType.STATUS, f.seq, encode_status(self.exit_code, n_outputs)))
+                    status = encode_frame(MsgType.STATUS, f.seq, encode_status(
+                        self.exit_code, self.n_inferences, parser.n_rejected, self.n_replayed))
+                    self.send(self.damaged(status) if self.damage_status else status)
+                    self.damage_status = False
+                elif f.type == MsgType.EXIT:
+                    if self.lose_eot:
+                        continue
                     self._write(b"\x04")
                     return
 
@@ -168,11 +243,15 @@ def test_good_device(transport, tmp_path):
     assert r.ticks == [100, 101, 102, 103, 104]
     assert r.model_status == [0] * 5
     assert (r.exit_code, r.n_inferences, r.eot) == (0, 5, True)
-    assert (r.n_rejected_frames, r.n_resends, r.n_ignored_frames) == (0, 0, 0)
+    assert (r.n_rejected_frames, r.n_retries, r.n_ignored_frames) == (0, 0, 0)
     assert r.transcript_path == log
     assert log.read_bytes().startswith(b"\x1b[0mCorstone-300 boot banner\r\nheap ok\n#01")
     assert log.read_bytes().endswith(b"\n\x04")
-    assert dev.received == [(MsgType.INPUT, i) for i in range(5)] + [(MsgType.END, 5)]
+    assert dev.received == [(MsgType.INPUT, i) for i in range(5)] + [(MsgType.END, 5), (MsgType.EXIT, 5)]
+    assert r.link_stats() == {
+        "protocol_version": 2, "frames_sent": 7, "frames_received": 7,   # HELLO, 5 OUTPUT, STATUS
+        "damaged_detected_by_host": 0, "damaged_detected_by_device": 0, "nacks_received": 0,
+        "retries": 0, "retries_by_cause": {}, "outputs_replayed": 0, "ignored_frames": 0}
 
 
 def test_garbage_banners_duplicates_and_stale_frames_are_ignored(transport):
@@ -181,7 +260,10 @@ def test_garbage_banners_duplicates_and_stale_frames_are_ignored(transport):
     assert r.outputs == expected(SAMPLES)
     assert r.ticks == [100, 101, 102, 103, 104]
     assert r.exit_code == 0 and r.eot
-    assert r.n_ignored_frames == 4 * 2  # samples 1..4: one stale + one duplicate each
+    # samples 1..4: one stale + one duplicate each; a noise '#' read apart from the frame after it
+    # may make the host ask again (RESEND): its replay is one more ignored duplicate
+    assert r.n_ignored_frames == 4 * 2 + r.device_replayed
+    assert r.n_retries == r.retries.get("damaged", 0) == r.device_replayed
     # 7 noisy sends (HELLO, 5 OUTPUTs, STATUS), each: '# x=1' non-hex, '##' two abandoned, the
     # trailing '#0300' non-hex (cut by the next send's '\r' or by the EOT)
     assert r.rejected == {"abandoned": 14, "non-hex": 14}
@@ -191,16 +273,141 @@ def test_garbage_banners_duplicates_and_stale_frames_are_ignored(transport):
 def test_nack_resends_then_succeeds(transport):
     link, dev = transport(nack_first=2)
     r = run_session(link, SAMPLES[:2], timeout_s=2)
-    assert r.outputs == expected(SAMPLES[:2]) and r.n_resends == 2
+    assert r.outputs == expected(SAMPLES[:2]) and r.n_retries == r.n_resends == 2
+    assert r.retries == {"nack": 2} and r.n_nacks == 2
     assert dev.received[:3] == [(MsgType.INPUT, 0)] * 3
 
 
-def test_nack_forever_gives_up_after_three_resends(transport):
+def test_nack_forever_gives_up_after_max_retries(transport):
     link, dev = transport(nack_first=100)
-    with pytest.raises(DeviceError, match=r"refused INPUT seq 0 4 times \(last NACK: crc mismatch\)") as e:
-        run_session(link, SAMPLES, timeout_s=2)
-    assert e.value.partial.n_resends == 3 and e.value.partial.outputs == []
+    with pytest.raises(LinkError, match=r"^gave up on OUTPUT for sample 0 \(seq 0\) after 3 retries in "
+                                        r"[\d.]+ s \(asked again 3 times: 3 NACKs\) \(last NACK: crc "
+                                        r"mismatch\): the link loses or damages too many frames") as e:
+        run_session(link, SAMPLES, timeout_s=2, max_retries=3)
+    assert e.value.partial.n_retries == 3 and e.value.partial.outputs == []
     assert dev.received == [(MsgType.INPUT, 0)] * 4
+    assert isinstance(e.value, DeviceError) and e.value.exit_code == 1
+
+
+def test_length_nack_ends_the_session_at_once(transport):
+    """A LENGTH NACK comes from a frame whose CRC matched: asking again cannot help."""
+    link, dev = transport(nack_first=100, nack_reason=NackReason.LENGTH_MISMATCH)
+    with pytest.raises(DeviceError, match=r"^device refused the request for OUTPUT for sample 0 "
+                                          r"\(seq 0\) \(NACK: length mismatch\); received"):
+        run_session(link, SAMPLES, timeout_s=2)
+    assert dev.received == [(MsgType.INPUT, 0)]
+
+
+# ---- the retry protocol: a lost or damaged frame costs a retry, not the run -----------------
+
+def test_damaged_output_is_asked_again_at_once(transport):
+    """The issue's case: one corrupted byte in an OUTPUT. The host RESENDs at once (no timeout),
+    the device replays the stored OUTPUT (no recompute), the run completes bit-exact."""
+    link, dev = transport(damage_output={2})
+    t0 = time.monotonic()
+    r = run_session(link, SAMPLES, timeout_s=30)
+    assert time.monotonic() - t0 < 2                       # not the 30 s timeout
+    assert r.outputs == expected(SAMPLES) and r.ticks == [100, 101, 102, 103, 104]
+    assert dev.received[2:5] == [(MsgType.INPUT, 2), (MsgType.RESEND, 2), (MsgType.INPUT, 3)]
+    assert (r.n_retries, r.retries, r.n_rejected_frames, r.rejected) == (1, {"damaged": 1}, 1, {"crc": 1})
+    assert (r.n_inferences, r.device_replayed) == (5, 1)   # the device ran each sample once
+
+
+def test_lost_output_is_asked_again_after_one_retransmission_timeout(transport):
+    link, dev = transport(lose_output={0})
+    t0 = time.monotonic()
+    r = run_session(link, SAMPLES[:2], timeout_s=30)
+    assert RETRY_FIRST_S - 0.1 < time.monotonic() - t0 < RETRY_FIRST_S + 2   # not 30 s
+    assert r.outputs == expected(SAMPLES[:2]) and r.retries == {"silence": 1}
+    assert dev.received[:2] == [(MsgType.INPUT, 0), (MsgType.RESEND, 0)]
+    assert (r.n_inferences, r.device_replayed) == (2, 1)
+
+
+def test_lost_input_is_sent_again_after_the_device_says_it_has_no_output(transport):
+    link, dev = transport(lose_input={1})
+    r = run_session(link, SAMPLES[:3], timeout_s=30)
+    assert r.outputs == expected(SAMPLES[:3])
+    assert dev.received[1:4] == [(MsgType.INPUT, 1), (MsgType.RESEND, 1), (MsgType.INPUT, 1)]
+    assert r.retries == {"silence": 1, "nack": 1} and r.n_nacks == 1
+    assert (r.n_inferences, r.device_replayed) == (3, 0)
+
+
+def test_damaged_hello_and_status_are_asked_again(transport):
+    """HELLO is asked for again with a HELLO request (its answer carries the request's seq, so it
+    is never taken for a reset); END is simply sent again."""
+    link, dev = transport(damage_hello=True, damage_status=True)
+    r = run_session(link, SAMPLES[:2], timeout_s=30)
+    assert r.outputs == expected(SAMPLES[:2]) and (r.exit_code, r.eot) == (0, True)
+    assert dev.received == [(MsgType.HELLO, 1), (MsgType.INPUT, 0), (MsgType.INPUT, 1),
+                            (MsgType.END, 2), (MsgType.END, 2), (MsgType.EXIT, 2)]
+    assert r.retries == {"damaged": 2} and r.n_rejected_frames == 2
+
+
+def test_lost_eot_ends_the_session_in_bounded_time(transport):
+    """A parked board whose EOT never arrives: EXIT is sent again on silence, then the session
+    ends with what it has (the runner reports a device that did not exit)."""
+    link, dev = transport(lose_eot=True)
+    t0 = time.monotonic()
+    r = run_session(link, SAMPLES[:2], timeout_s=2.5)
+    assert time.monotonic() - t0 < 5
+    assert r.outputs == expected(SAMPLES[:2]) and (r.exit_code, r.eot) == (0, False)
+    assert dev.received.count((MsgType.EXIT, 2)) >= 2 and r.retries == {"silence": r.n_retries}
+
+
+def test_version_1_device_gets_input_again_and_exits_by_itself(transport):
+    """A version 1 device knows neither RESEND nor EXIT: the host asks with INPUT (the device
+    recomputes, same answer) and waits for the EOT it writes after STATUS."""
+    link, dev = transport(version=1, damage_output={1})
+    r = run_session(link, SAMPLES[:3], timeout_s=30)
+    assert r.hello.version == 1 and r.outputs == expected(SAMPLES[:3]) and r.eot
+    assert dev.received == [(MsgType.INPUT, 0), (MsgType.INPUT, 1), (MsgType.INPUT, 1),
+                            (MsgType.INPUT, 2), (MsgType.END, 3)]
+    assert (r.n_inferences, r.device_rejected, r.device_replayed) == (4, None, None)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fake_device_through_a_faulty_link(seed):
+    """Flipped, dropped, duplicated and delayed bytes both ways at 1 % per byte: every OUTPUT is
+    the model's, and the damaged frames were detected by one side (or lost and asked for again)."""
+    h2d_r, h2d_w = os.pipe()
+    d2h_r, d2h_w = os.pipe()
+    dev = FakeDevice(lambda: os.read(h2d_r, 4096), lambda d: os.write(d2h_w, d),
+                     lambda: [os.close(fd) for fd in (h2d_r, d2h_w)])
+    dev.start()
+    link = FaultyLink(PipeLink(h2d_w, d2h_r), FaultSpec(rate=0.01, seed=seed))
+    samples = [bytes([i, 255 - i]) * 4 for i in range(40)]
+    try:
+        r = run_session(link, samples, timeout_s=30)
+    finally:
+        link.close()
+        dev.stop.set()
+        dev.join(5)
+    assert r.outputs == expected(samples) and r.exit_code == 0
+    assert r.n_inferences == dev.n_inferences == 40        # replays, never recomputes
+    injected = summarize(link.stats)
+    assert injected["frames_damaged"] > 5                  # the link really was bad
+    assert r.n_retries >= injected["frames_damaged"] // 2
+    assert r.n_rejected_frames + r.device_rejected + r.retries.get("silence", 0) >= injected["frames_damaged"] // 2
+
+
+def test_retry_timer_follows_rfc_6298_with_karn_and_backoff():
+    t = _RetryTimer(cap_s=4.0)
+    assert t.rto == RETRY_FIRST_S                          # nothing measured yet
+    t.backoff()
+    t.backoff()
+    assert t.rto == 4.0                                    # doubled, capped
+    t.sample(0.010)                                        # a clean round trip: back to the base
+    assert t.rto == RETRY_MIN_S and (t.srtt, t.rttvar) == (0.010, 0.005)
+    t.sample(0.900)
+    assert t.srtt == pytest.approx(0.875 * 0.010 + 0.125 * 0.900)
+    assert t.rttvar == pytest.approx(0.75 * 0.005 + 0.25 * 0.890)
+    assert t.rto == pytest.approx(t.srtt + 4 * t.rttvar)   # above the floor now
+    base = t.rto
+    t.backoff()
+    t.relax()                                              # answered without a silence: halve back
+    assert t.rto == pytest.approx(base)
+    t.relax()
+    assert t.rto == pytest.approx(base)                    # never below the base
 
 
 def test_silent_device_times_out_with_partial_results(transport):
@@ -262,7 +469,7 @@ out = sys.stdout.buffer
 def send(t, seq, payload):
     out.write(encode_frame(t, seq, payload)); out.flush()
 out.write(b"host build starting\\n")
-send(MsgType.HELLO, 0, encode_hello([4], [4], 0, "host"))
+send(MsgType.HELLO, 0, encode_hello([4], [4], 0, "host", version=1))
 parser, n = FrameParser(), 0
 while True:
     data = os.read(0, 4096)

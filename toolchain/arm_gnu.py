@@ -7,13 +7,20 @@ Sets CC/AS/LINK/AR, the common tabula flags, the board's cflags/ldflags and link
 ``TABULA_PORTABLE_ONLY=1`` when ``env['TABULA_PORTABLE']`` is set. ``boards/_shared`` is on the
 include path and the linker search path (its ``cortex_m_sections.ld`` is INCLUDEd by board
 linker scripts). Programs get the suffix ``.elf`` and a ``.map`` beside them.
+
+A link that overflows a region (the code outgrew codegen's ``code_bytes`` estimate: codegen itself
+refuses a model whose constants or arena do not fit, before anything is compiled) ends in one
+``tabula: error:`` line naming the board.toml region, the bytes needed and the budget
+(:func:`tabula.memory.linker_overflow_line`) instead of the linker's raw messages.
 """
 import shutil
 import subprocess
+import sys
 
 import SCons.Errors
 
 from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, INSTALL_HINTS, shared_dir
+from tabula.memory import linker_overflow_line
 
 PREFIX = "arm-none-eabi-"
 GCC = PREFIX + "gcc"
@@ -56,6 +63,27 @@ def generate(env):
     )
     if board.linker_script is not None:
         env.Append(LINKFLAGS=["-T" + str(board.linker_script)])
+    if board.memory is not None:
+        env["SPAWN"] = _link_spawn(env["SPAWN"], board.memory)
+
+
+def _link_spawn(spawn, memory_map):
+    """SCons SPAWN: compiles run as before; the link (the command with ``-Wl,-Map=``) runs the same
+    way (``sh -c``) with its output captured, and a region overflow becomes one tabula line."""
+
+    def run(sh, escape, cmd, args, env):
+        if not any(str(a).startswith("-Wl,-Map=") for a in args):
+            return spawn(sh, escape, cmd, args, env)
+        p = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
+        sys.stdout.write(p.stdout)
+        line = linker_overflow_line(p.stdout + p.stderr, memory_map) if p.returncode else None
+        if line is None:
+            sys.stderr.write(p.stderr)
+        else:
+            print(f"tabula: error: {line}", file=sys.stderr)
+        return p.returncode
+
+    return run
 
 
 def _defines(env, board):

@@ -9,14 +9,17 @@ Used from an SConstruct::
 The kernels come from their manifest (``firmware_templates/kernels/manifest.toml``, read by
 :mod:`tabula.kernels`): the public header ``tabula_kernels.h`` is generated into
 ``<build_dir>/include/`` (an SCons target: rebuilt when the manifest or its generator changes) and
-the kernel sources are the manifest's build list.  Objects go to
+the kernel sources are the manifest's build list.  The linker script's memory part
+``<build_dir>/ld/tabula_memory.ld`` (MEMORY, CODE/RAM, stack and heap sizes, the sections of
+constants and arena placed in other regions) is generated from the board's ``board.toml [memory]``
+by :func:`tabula.memory.linker_script`; the board's ``linker.ld`` INCLUDEs it.  Objects go to
 ``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs) never share an
 object file. Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
 on the include path (that is where model.h is found).
 """
 from pathlib import Path
 
-from tabula import dtypes, kernels
+from tabula import dtypes, kernels, memory
 from tabula.boards import repo_root, shared_dir
 
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
@@ -38,6 +41,21 @@ def kernels_header(env, build_dir):
     generator = [kernels.manifest_path(), Path(kernels.__file__), Path(dtypes.__file__)]
     return env.Command(str(Path(str(build_dir)) / "include" / kernels.HEADER_NAME), [str(p) for p in generator],
                        env.Action(_write_kernels_header, "generating $TARGET"))[0]
+
+
+def _write_memory_script(target, source, env):
+    board = env["TABULA_BOARD"]
+    Path(target[0].get_abspath()).write_text(
+        memory.linker_script(board.memory, f"boards/{board.name}/board.toml"))
+    return 0
+
+
+def memory_script(env, board, build_dir):
+    """The SCons node of ``<build_dir>/ld/tabula_memory.ld``, generated from ``board.toml [memory]``
+    (rebuilt when board.toml or its generator changes)."""
+    sources = [str(board.dir / "board.toml"), memory.__file__]
+    return env.Command(str(Path(str(build_dir)) / "ld" / "tabula_memory.ld"), sources,
+                       env.Action(_write_memory_script, "generating $TARGET"))[0]
 
 
 def build_firmware(env, board, model_sources, build_dir):
@@ -75,8 +93,11 @@ def build_firmware(env, board, model_sources, build_dir):
             target = str(build_dir / "obj" / group / (name + env.subst("$OBJSUFFIX")))
             objects += env.Object(target=target, source=str(src) if isinstance(src, Path) else src)
 
+    if board.linker_script is not None:
+        ld = memory_script(env, board, build_dir)
+        env.Append(LINKFLAGS=["-L" + ld.dir.get_abspath()])
     program = env.Program(target=str(build_dir / "firmware"), source=objects)
     if board.linker_script is not None:
-        env.Depends(program, [str(board.linker_script), str(shared_dir() / "cortex_m_sections.ld")])
+        env.Depends(program, [str(board.linker_script), str(shared_dir() / "cortex_m_sections.ld"), ld])
     env.Clean(program, str(build_dir / "firmware.map"))
     return program[0]

@@ -1,10 +1,17 @@
 /*
- * tabula device runtime: announce the model (HELLO), then answer every INPUT with an OUTPUT
- * until END (STATUS, EOT, exit). docs/protocol.md is the contract.
+ * tabula device runtime: announce the model (HELLO), answer every INPUT with an OUTPUT, answer END
+ * with STATUS, and on EXIT write EOT and exit. docs/protocol.md (version 2) is the contract.
+ *
+ * Every host request is idempotent, so the host can simply ask again when a frame is lost or
+ * damaged on the link: an INPUT with the seq and CRC of the last one run, or a RESEND of that seq,
+ * replays the stored OUTPUT (the model's output buffers and the stored ticks and status; nothing
+ * is recomputed, n_inferences does not move); END may come any number of times (STATUS each
+ * time); a HELLO request repeats HELLO with the request's seq (the boot HELLO has seq 0, which
+ * is how the host recognises a reset). Damaged frames are NACKed and counted.
  *
  * Exit code (in STATUS and of the process): 0 when every inference returned TABULA_OK, else the
  * first non-zero status tabula_model_run() returned; TABULA_EXIT_LINK_CLOSED when the link closed
- * before END.
+ * before END (a link closed after END ends the run normally, with that exit code).
  *
  * Build-time defines (set by the toolchain tool from board.toml): TABULA_BOARD_NAME (a C string)
  * and TABULA_BOARD_TICK_HZ.
@@ -39,7 +46,7 @@
 #define RX_CAPACITY (TABULA_MODEL_INPUT_TOTAL_BYTES > 64u ? TABULA_MODEL_INPUT_TOTAL_BYTES : 64u)
 
 static uint8_t rx_payload[RX_CAPACITY];   /* static, not on the stack */
-static tabula_frame rx = {0u, 0u, 0u, rx_payload, RX_CAPACITY};
+static tabula_frame rx = {0u, 0u, 0u, rx_payload, RX_CAPACITY, 0u};
 
 static uint32_t total_bytes(const uint32_t *sizes, int n)
 {
@@ -50,7 +57,17 @@ static uint32_t total_bytes(const uint32_t *sizes, int n)
     return total;
 }
 
-static void send_hello(void)
+/* The last OUTPUT sent, to replay it for a repeated INPUT or a RESEND. Its output bytes stay in
+ * the model's output buffers until the next new INPUT is copied in. */
+static struct {
+    int valid;
+    uint16_t seq;
+    uint32_t input_crc;   /* CRC32 of the INPUT frame it answered */
+    uint32_t ticks;
+    int32_t status;
+} last;
+
+static void send_hello(uint16_t seq)
 {
     static const char board[] = TABULA_BOARD_NAME;
     const uint8_t head[4] = {(uint8_t)TABULA_PROTOCOL_VERSION, (uint8_t)TABULA_MODEL_N_INPUTS,
@@ -59,7 +76,7 @@ static void send_hello(void)
     uint32_t len = 4u + 4u * (TABULA_MODEL_N_INPUTS + TABULA_MODEL_N_OUTPUTS) + 4u + name_len;
     tabula_frame_writer w;
 
-    tabula_frame_begin(&w, TABULA_MSG_HELLO, 0u, (uint16_t)len);
+    tabula_frame_begin(&w, TABULA_MSG_HELLO, seq, (uint16_t)len);
     tabula_frame_put(&w, head, sizeof head);
     for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
         tabula_frame_put_u32(&w, tabula_model_input_bytes[i]);
@@ -72,10 +89,26 @@ static void send_hello(void)
     tabula_frame_end(&w);
 }
 
-/* Copy the INPUT payload into the model inputs, run, answer with OUTPUT. Returns the status. */
+/* OUTPUT for `last`: ticks, status, then the model's output buffers. */
+static void send_last_output(void)
+{
+    uint32_t out_len = 8u + total_bytes(tabula_model_output_bytes, TABULA_MODEL_N_OUTPUTS);
+    tabula_frame_writer w;
+    tabula_frame_begin(&w, TABULA_MSG_OUTPUT, last.seq, (uint16_t)out_len);
+    tabula_frame_put_u32(&w, last.ticks);
+    tabula_frame_put_u32(&w, (uint32_t)last.status);
+    for (int i = 0; i < TABULA_MODEL_N_OUTPUTS; i++) {
+        tabula_frame_put(&w, tabula_model_output(i), tabula_model_output_bytes[i]);
+    }
+    tabula_frame_end(&w);
+}
+
+/* Copy the INPUT payload into the model inputs, run, remember the result in `last`, answer with
+ * OUTPUT. Returns the model's status. */
 static int32_t run_one(const tabula_frame *in)
 {
     const uint8_t *src = in->payload;
+    last.valid = 0;   /* copying the inputs may overwrite the previous outputs (shared arena) */
     for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
         memcpy(tabula_model_input(i), src, tabula_model_input_bytes[i]);
         src += tabula_model_input_bytes[i];
@@ -85,21 +118,17 @@ static int32_t run_one(const tabula_frame *in)
     int32_t status = (int32_t)tabula_model_run();
     uint32_t ticks = tabula_board_ticks() - t0;
 
-    uint32_t out_len = 8u + total_bytes(tabula_model_output_bytes, TABULA_MODEL_N_OUTPUTS);
-    tabula_frame_writer w;
-    tabula_frame_begin(&w, TABULA_MSG_OUTPUT, in->seq, (uint16_t)out_len);
-    tabula_frame_put_u32(&w, ticks);
-    tabula_frame_put_u32(&w, (uint32_t)status);
-    for (int i = 0; i < TABULA_MODEL_N_OUTPUTS; i++) {
-        tabula_frame_put(&w, tabula_model_output(i), tabula_model_output_bytes[i]);
-    }
-    tabula_frame_end(&w);
+    last.valid = 1;
+    last.seq = in->seq;
+    last.input_crc = in->crc;
+    last.ticks = ticks;
+    last.status = status;
+    send_last_output();
     return status;
 }
 
-static void finish(uint16_t seq, int32_t exit_code, uint32_t n_inferences)
+static void finish(int32_t exit_code)
 {
-    tabula_send_status(seq, exit_code, n_inferences);
     tabula_board_putc(TABULA_EOT);
     tabula_board_exit((int)exit_code);
 }
@@ -109,13 +138,14 @@ int main(void)
     static const char banner[] = "tabula " TABULA_BOARD_NAME "\n";
     const uint32_t in_total = total_bytes(tabula_model_input_bytes, TABULA_MODEL_N_INPUTS);
     int32_t exit_code = 0;
-    uint32_t n_inferences = 0u;
+    uint32_t n_inferences = 0u, n_rejected = 0u, n_replayed = 0u;
+    int ended = 0;   /* END received: a closed link is now a normal end */
 
     tabula_board_init();
     for (const char *p = banner; *p; p++) {   /* ignored by the host: outside any frame */
         tabula_board_putc((uint8_t)*p);
     }
-    send_hello();
+    send_hello(0u);
 
     for (;;) {
         uint8_t reason = 0u;
@@ -123,21 +153,39 @@ int main(void)
         tabula_rx_result r = tabula_frame_read(&rx, &reason, &bad_seq);
 
         if (r == TABULA_RX_CLOSED) {
-            finish(TABULA_SEQ_UNKNOWN, TABULA_EXIT_LINK_CLOSED, n_inferences);
+            int32_t code = ended ? exit_code : TABULA_EXIT_LINK_CLOSED;
+            tabula_send_status(TABULA_SEQ_UNKNOWN, code, n_inferences, n_rejected, n_replayed);
+            finish(code);
         } else if (r == TABULA_RX_REJECTED) {
+            n_rejected++;
             tabula_send_nack(bad_seq, reason);
         } else if (rx.type == TABULA_MSG_INPUT) {
             if (rx.len != in_total) {
                 tabula_send_nack(rx.seq, TABULA_NACK_LENGTH);
-                continue;
+            } else if (last.valid && rx.seq == last.seq && rx.crc == last.input_crc) {
+                n_replayed++;          /* the host did not get our OUTPUT: the same again */
+                send_last_output();
+            } else {
+                int32_t status = run_one(&rx);
+                n_inferences++;
+                if (status != 0 && exit_code == 0) {
+                    exit_code = status;
+                }
             }
-            int32_t status = run_one(&rx);
-            n_inferences++;
-            if (status != 0 && exit_code == 0) {
-                exit_code = status;
+        } else if (rx.type == TABULA_MSG_RESEND) {
+            if (last.valid && rx.seq == last.seq) {
+                n_replayed++;
+                send_last_output();
+            } else {
+                tabula_send_nack(rx.seq, TABULA_NACK_NOT_AVAILABLE);
             }
+        } else if (rx.type == TABULA_MSG_HELLO) {
+            send_hello(rx.seq);
         } else if (rx.type == TABULA_MSG_END) {
-            finish(rx.seq, exit_code, n_inferences);
+            ended = 1;
+            tabula_send_status(rx.seq, exit_code, n_inferences, n_rejected, n_replayed);
+        } else if (rx.type == TABULA_MSG_EXIT) {
+            finish(exit_code);
         } else {
             tabula_send_nack(rx.seq, TABULA_NACK_TYPE);
         }

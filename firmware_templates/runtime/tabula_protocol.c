@@ -1,5 +1,5 @@
 /*
- * Device side of the tabula result protocol, version 1. See tabula_protocol.h and
+ * Device side of the tabula result protocol, version 2. See tabula_protocol.h and
  * docs/protocol.md.
  */
 #include "tabula_protocol.h"
@@ -73,12 +73,15 @@ void tabula_send_nack(uint16_t seq, uint8_t reason)
     tabula_frame_end(&w);
 }
 
-void tabula_send_status(uint16_t seq, int32_t exit_code, uint32_t n_inferences)
+void tabula_send_status(uint16_t seq, int32_t exit_code, uint32_t n_inferences,
+                        uint32_t n_rejected, uint32_t n_replayed)
 {
     tabula_frame_writer w;
-    tabula_frame_begin(&w, TABULA_MSG_STATUS, seq, 8u);
+    tabula_frame_begin(&w, TABULA_MSG_STATUS, seq, 16u);
     tabula_frame_put_u32(&w, (uint32_t)exit_code);
     tabula_frame_put_u32(&w, n_inferences);
+    tabula_frame_put_u32(&w, n_rejected);
+    tabula_frame_put_u32(&w, n_replayed);
     tabula_frame_end(&w);
 }
 
@@ -211,5 +214,6 @@ restart:;
     if (crc != crc_rx) {
         return reject(nack_reason, nack_seq, TABULA_NACK_CRC, frame->seq);
     }
+    frame->crc = crc;
     return TABULA_RX_OK;
 }

@@ -1,26 +1,33 @@
 /*
- * Device side of the tabula result protocol, version 1 (docs/protocol.md is the source of truth).
+ * Device side of the tabula result protocol, version 2 (docs/protocol.md is the source of truth).
  * Frames: '#' TT SSSS LLLL <2L hex> CCCCCCCC '\n', CRC32 (zlib) over type|seq|len|payload.
  * Uses only tabula_board_putc/getc.
+ *
+ * Version 2 keeps version 1's frames and adds what a noisy link needs: every host request is
+ * idempotent (a repeated INPUT or a RESEND replays the stored OUTPUT, a repeated END repeats
+ * STATUS, a HELLO request repeats HELLO) and the device exits only on EXIT, after the host has
+ * its STATUS.
  */
 #ifndef TABULA_PROTOCOL_H
 #define TABULA_PROTOCOL_H
 
 #include <stdint.h>
 
-#define TABULA_PROTOCOL_VERSION 1u
+#define TABULA_PROTOCOL_VERSION 2u
 /* The length field's limit; a device accepts frames up to its receive buffer's capacity. */
 #define TABULA_FRAME_MAX_PAYLOAD 65535u
 #define TABULA_SEQ_UNKNOWN 0xFFFFu
 #define TABULA_EOT 0x04u
 
 enum {
-    TABULA_MSG_HELLO = 0x01,   /* device -> host */
+    TABULA_MSG_HELLO = 0x01,   /* device -> host (seq 0 at boot); host -> device: "say HELLO again" */
     TABULA_MSG_INPUT = 0x02,   /* host -> device */
     TABULA_MSG_OUTPUT = 0x03,  /* device -> host */
     TABULA_MSG_END = 0x04,     /* host -> device */
     TABULA_MSG_STATUS = 0x05,  /* device -> host */
     TABULA_MSG_NACK = 0x06,    /* device -> host */
+    TABULA_MSG_RESEND = 0x07,  /* host -> device: "send OUTPUT <seq> again" (version 2) */
+    TABULA_MSG_EXIT = 0x08,    /* host -> device: "I have STATUS: write EOT and exit" (version 2) */
 };
 
 /* NACK reasons. A frame rejected for a non-hex character or a missing '\n' is reported as
@@ -30,6 +37,7 @@ enum {
     TABULA_NACK_LENGTH = 2,    /* wrong payload size for an INPUT */
     TABULA_NACK_TYPE = 3,
     TABULA_NACK_TOO_LONG = 4,
+    TABULA_NACK_NOT_AVAILABLE = 5,   /* RESEND for a seq whose OUTPUT the device does not hold */
 };
 
 /* Running CRC32 with zlib.crc32 semantics: crc = tabula_crc32(0, a); crc = tabula_crc32(crc, b)
@@ -55,6 +63,7 @@ typedef struct {
     uint16_t len;
     uint8_t *payload;
     uint32_t capacity;
+    uint32_t crc;              /* the frame's CRC32 once read; equal CRCs + seqs = a repeated frame */
 } tabula_frame;
 
 typedef enum {
@@ -68,6 +77,9 @@ tabula_rx_result tabula_frame_read(tabula_frame *frame, uint8_t *nack_reason, ui
 
 /* Convenience senders. */
 void tabula_send_nack(uint16_t seq, uint8_t reason);
-void tabula_send_status(uint16_t seq, int32_t exit_code, uint32_t n_inferences);
+/* STATUS: exit code, inferences run, and the link counters: frames the device rejected as
+ * damaged (NACKed), OUTPUTs it replayed for a repeated INPUT or a RESEND. */
+void tabula_send_status(uint16_t seq, int32_t exit_code, uint32_t n_inferences,
+                        uint32_t n_rejected, uint32_t n_replayed);
 
 #endif /* TABULA_PROTOCOL_H */

@@ -9,7 +9,8 @@ A board.toml says (keys in ``REQUIRED_KEYS`` are required, the rest optional):
   ``ldflags``, ``linker_script``, ``sources`` (C files in the board folder), ``shared`` (C files in
   ``boards/_shared/``: startup, UART driver, tick source, exit), ``n_irqs``, ``tick_hz``;
 - ``[uart]``: ``base``, ``clock_hz``, ``baud`` (become ``-DTABULA_UART_BASE=...`` etc.);
-- ``[memory]``: informational (``linker.ld`` is the source of truth);
+- ``[memory]``: the board's regions, the source of truth for the linker script's MEMORY block, the
+  stack and heap sizes and codegen's placement of constants and arena (:mod:`tabula.memory`);
 - ``[runner]``: ``default``, optional ``prefer`` (runners tried in order, the first whose program
   is installed wins, e.g. ``["fvp", "qemu"]``), then one ``[runner.<name>]`` table per runner;
 - ``[serial]`` (real boards): ``baud``, ``usb_ids`` (``"VID:PID"`` or ``"VID"``, hex) to find the
@@ -24,6 +25,8 @@ import shutil
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .memory import MemoryMap, parse_memory
 
 REQUIRED_KEYS = ("name", "description", "cpu", "toolchain", "sources", "tick_hz", "runner")
 
@@ -77,6 +80,7 @@ class Board:
     uart: dict = field(default_factory=dict)     # [uart]: base, clock_hz, baud
     serial: dict = field(default_factory=dict)   # [serial]: baud, usb_ids, boot_s (real boards)
     n_irqs: int | None = None
+    memory: MemoryMap | None = None              # [memory]: regions, stack/heap/code room
 
     @property
     def default_runner(self) -> str:
@@ -150,6 +154,7 @@ def load_board(name: str) -> Board:
         uart=dict(raw.get("uart", {})),
         serial=dict(raw.get("serial", {})),
         n_irqs=raw.get("n_irqs"),
+        memory=parse_memory(raw.get("memory"), name, f"boards/{name}/board.toml"),
     )
 
 

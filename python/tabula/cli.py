@@ -1,7 +1,7 @@
 """``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
 
     tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
-    tabula codegen  --ir build/dir --out build/dir/src                   # model.c, model.h
+    tabula codegen  --ir build/dir --out build/dir/src [--board B]       # model.c, model.h (placed in B's memory)
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz --model m.pt2 --out build/dir
     tabula show     build/dir/results.json
     tabula boards
@@ -42,8 +42,12 @@ def _cmd_quantize(a) -> int:
 def _cmd_codegen(a) -> int:
     from .stages import generate_sources
 
-    r = generate_sources(a.ir, a.out, a.name)
+    r = generate_sources(a.ir, a.out, a.name, a.board or None)
     print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
+    for reg in (r.placement.regions if a.board else []):
+        if reg["constants"] or reg["arena"]:
+            print(f"tabula:   {reg['name']}: constants {reg['constants']} bytes, arena {reg['arena']} bytes "
+                  f"(budget {reg['budget']} bytes)")
     return 0
 
 
@@ -181,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--ir", required=True)
     c.add_argument("--out", required=True)
     c.add_argument("--name", default="model")
+    c.add_argument("--board", default="", help="place constants and arena in this board's memory regions")
     c.set_defaults(fn=_cmd_codegen)
     r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
     r.add_argument("--board", required=True)

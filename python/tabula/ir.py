@@ -2,7 +2,8 @@
 
 A :class:`Graph` is a list of :class:`Op` in execution order over :class:`Tensor` objects.  Layout:
 4-D activations are NHWC (the device layout); CONV2D weights are OHWI ``[Cout, KH, KW, Cin]``;
-FULLY_CONNECTED weights are ``[Cout, Cin]``.  Constants (weights, biases, tables) live in
+DEPTHWISE_CONV2D weights are TOSA's ``[KH, KW, C, M]`` (their per-channel scales follow the output
+channel ``c*M + m``); FULLY_CONNECTED weights are ``[Cout, Cin]``.  Constants (weights, biases, tables) live in
 ``Graph.constants`` as numpy arrays; the structure is JSON (``ir.json``, :data:`IR_VERSION`) and the
 constants ``.npz`` (``ir.npz``).  Dtypes are the records of :mod:`tabula.dtypes` (``int48`` is TOSA's
 accumulator of int16 x int8, stored in 64 bits).

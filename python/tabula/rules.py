@@ -4,7 +4,9 @@ The annotator (:mod:`tabula.quantizer.annotator`), the lowering, the reports and
 tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (see ``shared/DESIGN.md``):
 
 ``WEIGHTED``     input: activation qspec; weight: per-channel symmetric int8 [-127, 127] (axis 0);
-                 bias: int32 (int8 scheme) or int48 (a16w8), scale = s_in * s_w[c]; output: own.
+                 bias: float in the PT2E graph, quantized at lowering per call to int32 (int8 scheme)
+                 or int48 (a16w8) at scale s_in * s_w[c] of that call; output: own -- or, followed
+                 by a fusable activation (:data:`FUSED_ACTIVATIONS`), the activation's.
 ``TABLE``        input: activation qspec -- or, for a domain-limited op (:data:`DOMAIN`), a grid fixed
                  by the op's mathematical domain or a calibrated grid clipped to it; output: **own**
                  (never shared: these functions compress or warp the range -- SiLU never goes below
@@ -20,6 +22,19 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  into the int32 domain of the op; output: own.  Lowered as RESCALE to int32,
                  ADD/SUB/MUL, RESCALE back -- a positive scalar factor (``x * 0.5``, ``x / 3``) as one
                  RESCALE; in int8 an op of one activation and scalars as one TABLE.
+``FIXED_OUTPUT`` softmax: input calibrated (own); output on a grid fixed by the op's range, [0, 1]
+                 (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
+                 values softmax never produces.
+``REWRITTEN``    not a class: ops rewritten before quantization into ops of the classes above (BatchNorm:
+                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
+``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
+                 (or a fused activation's).
+
+Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
+:data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
+its output grid is the activation's, observed on the activation's output (as TFLite and ExecuTorch
+do), so no code is spent below a ReLU's 0; the lowering clamps in the producer's epilogue
+(:func:`fused_activation`).
 
 In-place overloads (``aten.silu_``, ``aten.relu_``, ...) resolve to their functional twin *before*
 lookup (:func:`tabula.fx.canonical_op`), so the two can never be classified differently.
@@ -32,13 +47,16 @@ from enum import Enum
 from typing import Callable
 
 import torch
+from torch.fx import Node
 
 from .fx import canonical_op
 
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity", "supported_ops"]
+           "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
+           "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
+           "FUSING_PRODUCERS", "fused_activation"]
 
 
 class OpClass(Enum):
@@ -49,12 +67,15 @@ class OpClass(Enum):
     SHARED = "shared"
     JOINING = "joining"
     ARITHMETIC = "arithmetic"
+    FIXED_OUTPUT = "fixed output"
+    MATMUL = "matmul"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
 WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
+    "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
 }
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
@@ -149,6 +170,9 @@ SHARED: dict[str, int] = {
     "aten.clamp": 0,
     "aten.unsqueeze": 0,
     "aten.squeeze": 0,
+    "aten.max_pool1d": 0,
+    "aten.avg_pool1d": 0,
+    "aten.t": 0,
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -172,6 +196,54 @@ IDENTITY: frozenset[str] = frozenset({
 #: Checks that compute nothing (export's metadata asserts): removed with the identities.
 ASSERTS: frozenset[str] = frozenset({"aten._assert_tensor_metadata", "aten._assert_scalar", "aten._assert_async"})
 
+
+@dataclass(frozen=True)
+class FixedGrid:
+    """An output grid fixed by the op: ``real = (q - zero_point) * scale`` on codes [qmin, qmax]."""
+
+    scale: float
+    zero_point: int
+    qmin: int
+    qmax: int
+
+
+#: Softmax's output grid, [0, 1], per scheme activation dtype.  int8: scale 1/256, zero point -128
+#: (TFLite's): codes -128..127 hold 0..255/256, so p = 1 saturates to 255/256 (half an LSB off).
+#: int16: symmetric (zero point 0, as every int16 tensor), scale 1/32767: codes 0..32767 hold exactly
+#: [0, 1] -- p = 1 is code 32767, as a symmetric int16 observer over [0, 1] gives it on PT2E's range
+#: [-32767, 32767]; TFLite's 1/32768 would saturate p = 1 at 32767/32768.
+SOFTMAX_GRID: dict[str, FixedGrid] = {
+    "int8": FixedGrid(1.0 / 256.0, -128, -128, 127),
+    "int16": FixedGrid(1.0 / 32767.0, 0, -32767, 32767),
+}
+
+#: Ops whose output grid is fixed by their range, input calibrated: packet name -> {IR dtype: grid}.
+FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
+    "aten.softmax": SOFTMAX_GRID,  # softmax.int (self, dim, dtype=None)
+    "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
+}
+
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
+#: ops of the classes above: packet name -> what they become.
+REWRITTEN: dict[str, str] = {
+    "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
+    "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+}
+#: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
+MATMUL: dict[str, tuple[int, int]] = {
+    "aten.matmul": (0, 1),
+    "aten.bmm": (0, 1),
+    "aten.mm": (0, 1),
+}
+
+#: Activations that run in their producer's epilogue when they are its only user: the producer
+#: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
+FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
+
+#: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
+                                              "aten.mm"})
+
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = IDENTITY | ASSERTS
 
@@ -186,6 +258,8 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.SHARED for n in SHARED},
     **{n: OpClass.JOINING for n in JOINING},
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
+    **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
+    **{n: OpClass.MATMUL for n in MATMUL},
 }
 
 
@@ -210,3 +284,25 @@ def is_identity(node) -> bool:
 def supported_ops() -> list[str]:
     """Every aten op name the rules table covers, sorted."""
     return sorted(_CLASS_OF)
+
+
+def fused_activation(node: Node) -> Node | None:
+    """The activation node fused into ``node``'s epilogue, or ``None``.
+
+    ``node`` (an FX node) must be a :data:`FUSING_PRODUCERS` op whose only user is a
+    :data:`FUSED_ACTIVATIONS` op reading it as its data input, with constant (non-tensor) bounds.
+    The annotator gives such a producer no output grid and the activation its own; the lowering
+    then finds the producer feeding the activation directly (no quantize between them)."""
+    if getattr(node, "op", None) != "call_function" or canonical_op(node.target) not in FUSING_PRODUCERS:
+        return None
+    users = list(node.users)
+    if len(users) != 1:
+        return None
+    act = users[0]
+    if act.op != "call_function" or canonical_op(act.target) not in FUSED_ACTIVATIONS:
+        return None
+    if not act.args or act.args[0] is not node:
+        return None
+    if any(isinstance(a, Node) for a in list(act.args[1:]) + list(act.kwargs.values())):
+        return None
+    return act

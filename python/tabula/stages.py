@@ -83,9 +83,16 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     return program
 
 
-def generate_sources(ir_dir, src_dir, model_name: str = "model"):
-    """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` in ``src_dir``."""
+def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None):
+    """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` and ``arena.json`` (the arena plan
+    and, with a ``board``, where its ``[memory]`` regions hold constants and arena) in ``src_dir``.
+
+    Raises:
+        StageError: inputs/outputs too big for a protocol frame, or the model does not fit the
+            board's memory (one line: region, bytes needed, budget).
+    """
     import tabula
+    from tabula.boards import load_board
     from tabula.codegen import generate
 
     from tabula.deploy.protocol import MAX_PAYLOAD
@@ -99,11 +106,18 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model"):
             f"the model's inputs ({in_total} bytes) or outputs ({out_total} bytes) do not fit one protocol frame "
             f"({MAX_PAYLOAD} bytes of payload, outputs 8 fewer); use smaller inputs/outputs or split the model"
         )
-    res = generate(g, src_dir, model_name)
-    (Path(src_dir) / "arena.json").write_text(
-        json.dumps({"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
-                    "const_bytes": res.const_bytes, "offsets": res.arena.offsets}, indent=1) + "\n"
-    )
+    memory = None
+    if board:
+        try:
+            memory = load_board(board).memory
+        except ValueError as e:
+            raise StageError(str(e)) from e
+    res = generate(g, src_dir, model_name, memory)
+    info = {"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
+            "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
+    if memory is not None:
+        info["memory"] = {"board": board, **res.placement.to_json()}
+    (Path(src_dir) / "arena.json").write_text(json.dumps(info, indent=1) + "\n")
     return res
 
 
@@ -125,6 +139,38 @@ def elf_sizes(elf_path) -> dict:
             if flags & SH_FLAGS.SHF_WRITE:
                 ram += s["sh_size"]
     return {"flash_bytes": int(flash), "ram_bytes": int(ram)}
+
+
+def region_usage(elf_path, memory_map) -> dict[str, int]:
+    """Bytes of the ELF's allocated sections (code, rodata, .data, .bss, the stack; not the
+    ``.heap`` reserve) in each region of ``memory_map`` (a :class:`tabula.memory.MemoryMap`)."""
+    from elftools.elf.constants import SH_FLAGS
+    from elftools.elf.elffile import ELFFile
+
+    used = {r.name: 0 for r in memory_map.regions}
+    with open(elf_path, "rb") as f:
+        for s in ELFFile(f).iter_sections():
+            if not s["sh_flags"] & SH_FLAGS.SHF_ALLOC or "heap" in s.name or not s["sh_size"]:
+                continue
+            r = memory_map.locate(s["sh_addr"])
+            if r is not None:
+                used[r.name] += int(s["sh_size"])
+    return used
+
+
+def memory_report(elf_path, board) -> list | None:
+    """``results.json``'s ``memory``: one entry per region of the board (board.toml [memory]
+    order): ``region``, ``origin``, ``length``, what codegen placed there (``constants``,
+    ``n_constants``, ``arena``: bytes; ``budget``: the length less what the runtime keeps there)
+    and, for a linked ELF, the bytes ``used`` (sections by address, the stack included, the heap
+    reserve not).  None when codegen ran without the board (no placement in ``src/arena.json``)."""
+    p = Path(elf_path).parent / "src" / "arena.json"
+    placed = json.loads(p.read_text()).get("memory") if p.is_file() else None
+    if not placed or board.memory is None:
+        return None
+    used = region_usage(elf_path, board.memory) if board.toolchain == "arm_gnu" and Path(elf_path).is_file() else {}
+    return [{"region": r["name"], **{k: r[k] for k in ("origin", "length", "budget", "constants", "n_constants", "arena")},
+             "used": used.get(r["name"])} for r in placed["regions"]]
 
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
@@ -225,9 +271,11 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "arena_bytes": _arena_bytes(elf_path),
         **elf_sizes(elf_path),
         "tables": _tables(ir_dir),
+        "memory": memory_report(elf_path, board),
         "device_exit_code": session.exit_code,
         "rejected_frames": session.n_rejected_frames,
         "resends": session.n_resends,
+        "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
     if n_out > 1:  # every output its own figures; a single-output report keeps its form

@@ -1,10 +1,12 @@
 """IR -> C: render ``model.c`` / ``model.h`` from ``firmware_templates/*.j2``.
 
 ``model.c`` holds every constant (weights OHWI, biases, TABLEs, RESCALE multipliers/shifts) as
-``const`` arrays, one statically planned arena (:mod:`.arena`) and ``tabula_model_run()``, a
+``const`` arrays, one statically planned arena (:mod:`.arena`; split in parts across the board's
+regions when it does not fit one, constants placed likewise: :mod:`.placement`) and ``tabula_model_run()``, a
 straight-line list of kernel calls (``tabula_kernels.h``, generated from
 ``firmware_templates/kernels/manifest.toml``); each op's call comes from its module in ``codegen/ops/``
-(context and template together); an int16 table op's TOSA sequence is one call (:mod:`.fuse`).
+(context and template together); an int16 table op's TOSA sequence, and a softmax's, is one call
+(:mod:`.fuse`).
 Output is byte-for-byte reproducible for the same IR.
 """
 from __future__ import annotations
@@ -22,7 +24,8 @@ from .. import __version__, dtypes
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
-from .fuse import fuse_table16
+from .fuse import fuse_softmax, fuse_table16
+from .placement import Placement, place
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
 
@@ -46,12 +49,14 @@ OP_EMITTERS = _discover()
 
 @dataclass
 class GeneratedModel:
-    """What :func:`generate` wrote: file paths, the arena plan and the constant bytes."""
+    """What :func:`generate` wrote: file paths, the arena plan (``size``: every part's bytes; one
+    part unless the board's memory made placement split it), the constant bytes and the placement."""
 
     model_c: Path
     model_h: Path
     arena: ArenaPlan
     const_bytes: int
+    placement: Placement | None = None
 
 
 def c_ident(name: str) -> str:
@@ -71,18 +76,22 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> GeneratedModel:
+def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None) -> GeneratedModel:
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
+
+    ``memory``: the board's :class:`tabula.memory.MemoryMap` (``board.memory``); constants and
+    arena are placed in its regions (:mod:`.placement`).  None: every array in its default section.
 
     Raises:
         tabula.ir.IRError: the graph breaks an op contract.
+        tabula.errors.StageError: the model does not fit the board's memory (region, bytes, budget);
+            nothing is written.
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
-    g = fuse_table16(g)  # codegen only: the IR keeps its TOSA ops
+    g = fuse_softmax(fuse_table16(g))  # codegen only: the IR keeps its TOSA ops
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    plan = plan_arena(g)
+    whole = plan_arena(g)
 
     const_arrays: dict[str, tuple[str, np.ndarray, str]] = {}  # key -> (ctype, values, comment)
     for name, t in g.tensors.items():
@@ -94,18 +103,25 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
             for key, vals in extra(op).items():
                 const_arrays[key] = ("int32_t", np.asarray(vals, np.int64), f"{op.op} {key}")
 
+    itemsize = {k: np.dtype(ct.removesuffix("_t")).itemsize for k, (ct, _, _) in const_arrays.items()}
+    placement = place(g, {k: int(np.asarray(v).size) * itemsize[k] for k, (_, v, _) in const_arrays.items()},
+                      memory, model_name)
+    out.mkdir(parents=True, exist_ok=True)
+    parts = placement.parts
+
     def ref(name: str, offset: bool = False):
-        if offset:
-            return plan.offsets.get(name)
+        if offset:  # (arena part, byte offset): equal only for the same bytes
+            return placement.location(name)
         if name in const_arrays:
             return c_ident(name)
         return f"T_{c_ident(name).upper()}"
 
     activations = []
-    for name, off in sorted(plan.offsets.items(), key=lambda kv: (kv[1], kv[0])):
+    for name, (i, off) in sorted(((n, placement.location(n)) for n in placement.tensor_part), key=lambda kv: (kv[1], kv[0])):
         t = g.tensors[name]
         activations.append(
-            dict(macro=ref(name), ctype=dtypes.get(t.dtype).ctype, offset=off, name=name, shape=list(t.shape), dtype=t.dtype, nbytes=t.nbytes)
+            dict(macro=ref(name), ctype=dtypes.get(t.dtype).ctype, offset=off, name=name, shape=list(t.shape), dtype=t.dtype,
+                 nbytes=t.nbytes, array=parts[i].cname)
         )
 
     env = jinja2.Environment(
@@ -122,13 +138,23 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
         ops_ctx.append(dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code))
 
     constants = [
-        dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm)
+        dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm,
+             section=placement.const_section[k])
         for k, (ct, v, cm) in const_arrays.items()
     ]
-    const_bytes = int(sum(np.asarray(v).size * np.dtype(ct.removesuffix("_t")).itemsize for ct, v, _ in const_arrays.values()))
-    io = lambda names: [dict(nbytes=g.tensors[n].nbytes, offset=plan.offsets[n]) for n in names]  # noqa: E731
+    const_bytes = int(sum(np.asarray(v).size * itemsize[k] for k, (_, v, _) in const_arrays.items()))
+    io = lambda names: [dict(nbytes=g.tensors[n].nbytes, offset=placement.location(n)[1],  # noqa: E731
+                             array=parts[placement.tensor_part[n]].cname) for n in names]
+    arenas = [dict(cname=p.cname, section=p.section, region=p.region, nbytes=max(p.plan.size, 16),
+                   macro="TABULA_MODEL_ARENA_BYTES" if i == 0 else f"TABULA_MODEL_ARENA_{p.region.upper()}_BYTES")
+              for i, p in enumerate(parts)]
+    moved = [dict(region=r["name"], constants=r["constants"], n_constants=r["n_constants"], arena=r["arena"])
+             for r in placement.regions if r["constants"] or r["arena"]]
+    default = memory is None or (len(parts) == 1 and parts[0].section is None
+                                 and not any(placement.const_section.values()))
 
-    common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs), arena_bytes=max(plan.size, 16))
+    common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs),
+                  arena_bytes=arenas[0]["nbytes"], arenas=arenas, placement=None if default else moved)
     model_h = out / "model.h"
     model_c = out / "model.c"
     _write_atomic(model_h, env.get_template("model.h.j2").render(**common))
@@ -138,4 +164,5 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model") -> Genera
             **common, constants=constants, activations=activations, ops=ops_ctx, const_bytes=const_bytes
         ),
     )
-    return GeneratedModel(model_c, model_h, plan, const_bytes)
+    merged = {n: placement.location(n)[1] for n in placement.tensor_part}
+    return GeneratedModel(model_c, model_h, ArenaPlan(merged, placement.arena_bytes, whole.lower_bound), const_bytes, placement)

@@ -29,8 +29,9 @@ def _align(n: int) -> int:
     return (n + ALIGN - 1) // ALIGN * ALIGN
 
 
-def plan_arena(g: Graph) -> ArenaPlan:
-    """Plan the arena for ``g``; see the module docstring for the rules."""
+def live_ranges(g: Graph) -> dict[str, tuple[int, int]]:
+    """Every non-constant tensor of ``g`` -> (first op index, last op index) it is live at; graph
+    inputs start at -1, graph outputs end at ``len(g.ops)``."""
     end = len(g.ops)
     first: dict[str, int] = {n: -1 for n in g.inputs}
     last: dict[str, int] = {}
@@ -45,13 +46,22 @@ def plan_arena(g: Graph) -> ArenaPlan:
         last[n] = end
     for n in g.inputs:
         last.setdefault(n, -1)
-    names = [n for n in first if not g.tensors[n].const]
-    live = {n: (first[n], last[n]) for n in names}
+    return {n: (first[n], last[n]) for n in first if not g.tensors[n].const}
+
+
+def plan_arena(g: Graph, only=None) -> ArenaPlan:
+    """Plan the arena for ``g`` (or for the tensors in ``only``, a part of a split arena: see
+    :mod:`.placement`); see the module docstring for the rules."""
+    end = len(g.ops)
+    live = live_ranges(g)
+    if only is not None:
+        live = {n: r for n, r in live.items() if n in only}
+    names = list(live)
     size_of = {n: _align(g.tensors[n].nbytes) for n in names}
 
     placed: list[tuple[int, int, str]] = []  # (offset, size, name)
     offsets: dict[str, int] = {}
-    for n in sorted(names, key=lambda k: (-size_of[k], first[k], k)):
+    for n in sorted(names, key=lambda k: (-size_of[k], live[k][0], k)):
         a0, a1 = live[n]
         clashes = sorted(
             (o, s) for o, s, m in placed if not (live[m][1] < a0 or a1 < live[m][0])

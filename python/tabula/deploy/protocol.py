@@ -15,8 +15,12 @@ a non-hex character, an oversize length, a missing ``\\n`` or a CRC mismatch rej
 After its last frame the device writes one EOT byte (0x04).
 
 Messages (payload integers are little-endian): HELLO (device→host, sizes, tick rate, board
-name), INPUT (host→device, one sample), OUTPUT (device→host, ticks, model status, outputs),
-END (host→device), STATUS (device→host, exit code, inferences run), NACK (device→host, reason).
+name; host→device, empty: "say HELLO again"), INPUT (host→device, one sample), OUTPUT
+(device→host, ticks, model status, outputs), END (host→device), STATUS (device→host, exit code,
+inferences run; version 2 adds the device's link counters), NACK (device→host, reason), and in
+version 2 RESEND (host→device: "send OUTPUT <seq> again") and EXIT (host→device: "write EOT and
+exit"). Version 2 makes every host request idempotent so the host can ask again after a lost or
+damaged frame (docs/protocol.md, "Retry").
 """
 
 from __future__ import annotations
@@ -32,7 +36,11 @@ from typing import NamedTuple, Sequence
 
 MAX_PAYLOAD = 65535  # the 16-bit length field's limit
 """Largest payload, in bytes, a frame may carry."""
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""The version this host speaks; HELLO carries the device's."""
+SUPPORTED_VERSIONS = (1, 2)
+"""Device versions the host can drive. A version 1 device has no RESEND and no EXIT: the host
+re-sends INPUT instead (the device recomputes) and the device exits right after STATUS."""
 EOT = 0x04
 SEQ_UNKNOWN = 0xFFFF
 """The seq a NACK carries when the device could not read the bad frame's seq."""
@@ -49,6 +57,8 @@ class MsgType(IntEnum):
     END = 0x04
     STATUS = 0x05
     NACK = 0x06
+    RESEND = 0x07  # version 2
+    EXIT = 0x08  # version 2
 
 
 class NackReason(IntEnum):
@@ -56,6 +66,7 @@ class NackReason(IntEnum):
     LENGTH_MISMATCH = 2
     UNKNOWN_TYPE = 3
     FRAME_TOO_LONG = 4
+    NOT_AVAILABLE = 5  # RESEND for an OUTPUT the device does not hold (version 2)
 
 
 class ProtocolError(ValueError):
@@ -91,7 +102,8 @@ class FrameParser:
     dropped as soon as its header is read. Rejections are counted in ``rejected`` by reason:
     ``abandoned`` (a ``#`` arrived mid-frame), ``non-hex``, ``too-long``, ``no-newline``, ``crc``.
     A stray ``#`` in noise counts as a rejected candidate frame too. ``eot_count`` counts EOT bytes
-    seen outside frames.
+    seen outside frames. ``last_rejected_type`` is the type field of the last rejected frame when
+    its two digits were readable (a hint only: the CRC did not vouch for it), else None.
     """
 
     def __init__(self, max_payload: int = MAX_PAYLOAD) -> None:
@@ -99,6 +111,7 @@ class FrameParser:
         self.rejected: Counter[str] = Counter()
         self.eot_count = 0
         self.n_frames = 0
+        self.last_rejected_type: int | None = None
         self._body: bytearray | None = None  # chars after '#', None while hunting for '#'
         self._need = 0  # chars still missing from the frame (header first, then the rest)
         self._len = -1  # payload length once the header is read
@@ -134,6 +147,8 @@ class FrameParser:
 
     def _reject(self, reason: str) -> None:
         self.rejected[reason] += 1
+        body = self._body
+        self.last_rejected_type = int(body[:2], 16) if body is not None and len(body) >= 2 else None
         self._body = None
 
     def _take(self, data: bytes, pos: int, frames: list[Frame]) -> int:
@@ -169,6 +184,7 @@ class FrameParser:
         payload = binascii.unhexlify(body[_HEADER_CHARS:-_CRC_CHARS])
         if int(body[-_CRC_CHARS:], 16) != _crc(type_, seq, payload):
             self.rejected["crc"] += 1
+            self.last_rejected_type = type_
             return
         self.n_frames += 1
         try:
@@ -201,6 +217,8 @@ class Output:
 class Status:
     exit_code: int
     n_inferences: int
+    n_rejected: int | None = None  # version 2: frames the device rejected as damaged (NACKed)
+    n_replayed: int | None = None  # version 2: OUTPUTs replayed for a repeated INPUT or RESEND
 
 
 def _need(payload: bytes, size: int, what: str, exact: bool = True) -> None:
@@ -219,8 +237,10 @@ def encode_hello(input_sizes: Sequence[int], output_sizes: Sequence[int], tick_h
 def parse_hello(payload: bytes) -> Hello:
     _need(payload, 4, "HELLO", exact=False)
     version, n_in, n_out, _reserved = struct.unpack_from("<BBBB", payload)
-    if version != PROTOCOL_VERSION:
-        raise ProtocolError(f"device speaks protocol version {version}, host speaks {PROTOCOL_VERSION}")
+    if version not in SUPPORTED_VERSIONS:
+        raise ProtocolError(f"device speaks protocol version {version}, host speaks "
+                            f"{', '.join(map(str, SUPPORTED_VERSIONS))}: rebuild the firmware "
+                            f"from this checkout")
     fixed = 4 + 4 * (n_in + n_out) + 4
     _need(payload, fixed, f"HELLO ({n_in} inputs, {n_out} outputs)", exact=False)
     sizes = struct.unpack_from(f"<{n_in + n_out}I", payload, 4)
@@ -257,12 +277,21 @@ def parse_output(payload: bytes, output_sizes: Sequence[int]) -> Output:
     return Output(ticks, status, outputs)
 
 
-def encode_status(exit_code: int, n_inferences: int) -> bytes:
-    return struct.pack("<iI", exit_code, n_inferences)
+def encode_status(exit_code: int, n_inferences: int, n_rejected: int | None = None,
+                  n_replayed: int | None = None) -> bytes:
+    """STATUS payload: version 1 (8 bytes) without the counters, version 2 (16 bytes) with them."""
+    if n_rejected is None and n_replayed is None:
+        return struct.pack("<iI", exit_code, n_inferences)
+    return struct.pack("<iIII", exit_code, n_inferences, n_rejected or 0, n_replayed or 0)
 
 
 def parse_status(payload: bytes) -> Status:
-    _need(payload, 8, "STATUS")
+    """A STATUS payload of either version: 8 bytes (version 1) or 16 bytes (version 2)."""
+    if len(payload) == 16:
+        return Status(*struct.unpack("<iIII", payload))
+    if len(payload) != 8:
+        raise ProtocolError(f"STATUS payload must be 8 bytes (version 1) or 16 bytes (version 2), "
+                            f"got {len(payload)}")
     return Status(*struct.unpack("<iI", payload))
 
 

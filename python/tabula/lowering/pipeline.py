@@ -26,11 +26,15 @@ from ..fx import fake_value, is_dequantize, is_dequantize_per_channel, is_qdq, i
 from ..ir import Graph, Op, Tensor, verify
 from ..qmath import quantize_multiplier, quantize_multiplier_16
 from . import ops as _ops_pkg
+from .bound_accumulators_pass import bound_accumulators
+from .ops.clamp import clamp_codes
 
 _TORCH_TO_IR = {torch.int8: "int8", torch.int16: "int16", torch.int32: "int32"}
 
 #: IR passes run after node lowering, in order: ``(name, function(graph) -> None)``.
-PASSES: list[tuple[str, Callable[[Graph], None]]] = []
+PASSES: list[tuple[str, Callable[[Graph], None]]] = [
+    ("bound_accumulators", bound_accumulators),  # every bias, accumulator and pool sum proven to fit
+]
 
 
 def _discover_lowerings() -> tuple[dict[str, Callable], dict[str, Callable]]:
@@ -51,8 +55,8 @@ LOWERINGS, LIMITS = _discover_lowerings()
 
 
 def unsupported_reason(node: Node) -> str | None:
-    """Why the lowering of a supported op cannot handle this use of it (e.g. "div by an activation"),
-    judged on the captured float graph before quantization; None when it can.
+    """Why the lowering of a supported op cannot handle this use of the captured (float) aten node
+    (e.g. "div by an activation", ``"with ceil_mode=True"``), judged before quantization; None when it can.
     :func:`tabula.quantizer.check_supported` lists these with the unsupported ops, up front."""
     limit = LIMITS.get(rules.canonical_op(node.target))
     return limit(node) if limit is not None else None
@@ -78,6 +82,10 @@ class LoweringContext:
         self.graph = graph
         self._tensor_of: dict[Node, str] = {}  # q or dq node -> IR tensor name
         self._names: set[str] = set()
+        #: fused activation node -> ``(tensor its producer wrote, min code, max code)`` of the CLAMP
+        #: it still has to emit, or ``None`` when the producer's RESCALE already saturates to it
+        self.fused: dict[Node, tuple[Tensor, int, int] | None] = {}
+        self._const_of: dict[tuple, str] = {}  # (dtype, shape, scale, bytes) -> constant tensor name
 
     # -- naming ------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -160,14 +168,32 @@ class LoweringContext:
         return self.graph.tensors[self._q_tensor(q, q.args[0].name)]
 
     def output(self, node: Node) -> Tensor:
-        """The IR tensor for the output of ``node`` (its single ``quantize_per_tensor`` user)."""
+        """The IR tensor for the output of ``node`` (its single ``quantize_per_tensor`` user).
+
+        A producer whose only user is a fused activation (:func:`tabula.rules.fused_activation`,
+        no quantize between them) writes the activation's grid: this returns the activation's output
+        tensor when its bounds are the dtype's ends (the RESCALE's saturation is the activation), else
+        a temporary on that grid that the activation's CLAMP reads (:attr:`fused`)."""
         users = list(node.users)
+        act = rules.fused_activation(node)
+        if act is not None:
+            return self._fused_output(node, act)
         if len(users) != 1 or not is_quantize(users[0]):
             raise LoweringError(
                 f"{node_source(node)}: output of {node.name} must feed exactly one quantize_per_tensor "
                 f"(has users {[u.name for u in users]})"
             )
         return self.graph.tensors[self._q_tensor(users[0], node.name)]
+
+    def _fused_output(self, node: Node, act: Node) -> Tensor:
+        out = self.output(act)
+        cmin, cmax = clamp_codes(act, out)
+        if (cmin, cmax) == dtypes.range_of(out.dtype):
+            self.fused[act] = None
+            return out
+        pre = self.temp(f"{node.name}_{act.name}_in", out.shape, out.dtype, out.scale, out.zero_point)
+        self.fused[act] = (pre, cmin, cmax)
+        return pre
 
     def shared(self, node: Node) -> tuple[Tensor, Tensor]:
         """``(input, output)`` of a range-preserving op (``rules.SHARED``: the data input is
@@ -234,8 +260,21 @@ class LoweringContext:
         return self._attr(arg).to(torch.float32).numpy()
 
     def const(self, base: str, data: np.ndarray, dtype: str, scale=None) -> Tensor:
+        """A constant tensor holding ``data`` as ``dtype``.  Identical constants (same dtype, shape,
+        scale and values -- e.g. the weights of a module called several times) are stored once:
+        the existing tensor is returned.  Passes that change a constant must copy it when other
+        ops read it too."""
         t = Tensor(self.fresh(base), tuple(data.shape), dtype, scale, 0)
-        return self.graph.add_tensor(t, data)
+        arr = np.ascontiguousarray(data, dtype=t.np_dtype)
+        lo, hi = dtypes.range_of(t.dtype)
+        if arr.size and (np.asarray(data).min() < lo or np.asarray(data).max() > hi):
+            raise LoweringError(f"constant {base}: values {np.asarray(data).min()}..{np.asarray(data).max()} do not fit "
+                                f"{t.dtype}")
+        key = (t.dtype, t.shape, repr(scale), arr.tobytes())
+        if key in self._const_of:
+            return self.graph.tensors[self._const_of[key]]
+        self._const_of[key] = t.name
+        return self.graph.add_tensor(t, arr)
 
     def temp(self, base: str, shape, dtype: str, scale=None, zero_point: int = 0) -> Tensor:
         t = Tensor(self.fresh(base), tuple(int(d) for d in shape), dtype, scale, zero_point)

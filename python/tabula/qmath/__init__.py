@@ -4,7 +4,8 @@
   ``reciprocal_scale``) and PyTorch's quantize/dequantize;
 - :mod:`.table8`: the int8 TABLE (every input code enumerated);
 - :mod:`.table16`: the int16 TABLE (interpolation, fitted entries) and its multi-table plans;
-- :mod:`.bounds`: table-exact output qparams and the error bound of a TABLE over every code.
+- :mod:`.bounds`: table-exact output qparams and the error bound of a TABLE over every code;
+- :mod:`.softmax`: the integer softmax (exp tables, the division's scales, proofs and error bound).
 
 The names below are re-exported so callers write ``from tabula.qmath import quantize_multiplier``.
 """
@@ -20,6 +21,7 @@ from .scaling import (
     quantize_round_half_even,
     reciprocal_scale,
 )
+from .softmax import SoftmaxPlan, build_softmax_plan, softmax_apply
 from .table8 import build_table_int8
 from .table16 import (
     INT16_TABLE_CODES,
@@ -48,5 +50,5 @@ __all__ = [
     "build_table_int16_plan", "Table16Plan", "Table16Term", "table16_apply", "table_apply_int16",
     "table_interpolate_int16", "split_table_int16", "zoom_rescale", "INT16_TABLE_CODES", "TABLE16_FRAC_BITS",
     "TABLE16_RESCALE", "TABLE16_SPLIT_RESCALE", "TABLE16_SPLIT_SHIFT_UP", "table_output_qparams",
-    "table_error_lsb",
+    "table_error_lsb", "SoftmaxPlan", "build_softmax_plan", "softmax_apply",
 ]

@@ -1,4 +1,4 @@
-"""Quantize a model with torchao's PT2E flow and tabula's rules (see :mod:`.rules`)."""
+"""Quantize a model with torchao's PT2E flow under tabula's rules (:mod:`tabula.rules`): capture, annotate, calibrate, convert."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
@@ -120,14 +120,21 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     from .annotator import TabulaQuantizer, check_supported
+    from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
     for _, run_pass in passes():
-        run_pass(gm)
-    check_supported(gm)
-    for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
-        if p.is_floating_point() and not torch.isfinite(p).all():
-            raise ValueError(f"weight {name!r} contains NaN or Inf; fix the model before quantizing")
+        run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
+    check_supported(gm, scheme)
+
+    def check_finite(when: str) -> None:
+        for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
+            if p.is_floating_point() and not torch.isfinite(p).all():
+                raise ValueError(f"weight {name!r} contains NaN or Inf{when}; fix the model before quantizing")
+
+    check_finite("")
+    fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
+    check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
     _to_eval(prepared)
     with torch.no_grad():

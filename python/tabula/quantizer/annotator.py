@@ -3,10 +3,20 @@
 Schemes:
 
 ``int8``   activations per-tensor affine int8 [-128, 127]; weights per-channel symmetric int8
-           [-127, 127] (axis 0); bias int32 with scale ``s_in * s_w[c]`` (DerivedQuantizationSpec).
+           [-127, 127] (axis 0); bias int32 with scale ``s_in * s_w[c]``.
 ``a16w8``  activations per-tensor symmetric int16 [-32767, 32767], zero point 0; weights as int8;
-           the bias stays float in the PT2E graph and is quantized at lowering time to int48
-           (TOSA's accumulator for int16 x int8), so no bias can saturate at 32 bits.
+           bias int48 (TOSA's accumulator for int16 x int8).
+
+In both schemes the bias stays float in the PT2E graph and the lowering quantizes it for each call
+from that call's own input scale (:func:`tabula.lowering.ops._common.weighted`): a module called
+twice on inputs of different scales (an unrolled recurrent cell, a shared head) shares one
+``get_attr`` bias node, which PT2E would quantize once, at the first call's scale.  The lowering also
+proves the bias and every accumulator fit (:mod:`tabula.lowering.bound_accumulators_pass`).
+
+A conv/linear/add/matmul whose only user is a relu, relu6, hardtanh or constant clamp
+(:func:`tabula.rules.fused_activation`) gets no output grid of its own: the activation's output
+observer sets it, so the grid covers only the activation's range (TFLite and ExecuTorch do the
+same) and the lowering clamps in the producer's epilogue.
 
 Observers use ``eps = 2**-24`` so no scale is floored at a coarse epsilon (an eps of 2**-12 would
 force every int16 scale to 1/4096).
@@ -73,18 +83,23 @@ assert tuple(SCHEMES) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantizer/sc
 
 
 def supported() -> list[str]:
-    """Ops that have both a quantization rule and a lowering (:func:`tabula.lowering.pipeline.supported_ops`)."""
+    """Ops that have both a quantization rule and a lowering (:func:`tabula.lowering.pipeline.supported_ops`),
+    and the ops rewritten into those before quantization (:data:`tabula.rules.REWRITTEN`)."""
     from ..lowering.pipeline import supported_ops
 
-    return supported_ops()
+    return sorted(set(supported_ops()) | set(rules.REWRITTEN))
 
 
-def check_supported(gm: GraphModule) -> None:
-    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering,
-    and every use of a supported op beyond what its lowering handles (the lowering module's
-    ``unsupported(node)``, :func:`tabula.lowering.pipeline.unsupported_reason`), each with its source
-    line -- called before any calibration runs, so nothing fails after it."""
+def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
+    """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
+    (with its source line), every conversion to another dtype, and every node of a supported op that
+    its lowering cannot take (the lowering module's ``unsupported(node)``,
+    :func:`tabula.lowering.pipeline.unsupported_reason`: e.g. a pool with ``ceil_mode=True``, a div by
+    an activation) -- called before any calibration runs, so no such node ends in a LoweringError
+    after it; and every softmax over a longer axis than ``scheme`` takes (any scheme's limit when None).
+    Identity ops and asserts pass (:mod:`.remove_identities_pass` removes them)."""
     from ..lowering.pipeline import unsupported_reason
+    from .batch_norm import unsupported as batch_norm_unsupported
 
     ok = set(supported())
     bad = []
@@ -98,12 +113,26 @@ def check_supported(gm: GraphModule) -> None:
             if not rules.is_identity(n):
                 dtype = getattr(n.meta.get("val"), "dtype", "another dtype")
                 bad.append((f"{name} (a conversion to {dtype}; tabula runs float32 models)", node_source(n)))
-        elif name not in ok:
+            continue
+        if name not in ok:
             bad.append((name, node_source(n)))
-        else:
-            reason = unsupported_reason(n)
-            if reason:
-                bad.append((f"{name} {reason}", node_source(n)))
+            continue
+        # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
+        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n)
+        if why:
+            bad.append((f"{name} {why}", node_source(n)))
+        elif rules.op_class(n.target) is rules.OpClass.MATMUL:
+            a = [n.args[i] for i in rules.MATMUL[name]]
+            shapes = [tuple(v.meta["val"].shape) if isinstance(v, Node) and "val" in v.meta else None for v in a]
+            if None not in shapes and not (len(shapes[0]) == len(shapes[1]) in (2, 3) and shapes[0][:-2] == shapes[1][:-2]):
+                bad.append((f"{name} of shapes {shapes[0]} and {shapes[1]} (2-D or 3-D operands of one rank and batch)",
+                            node_source(n)))
+        elif name == "aten.linear":
+            x = n.args[0]
+            rank = len(x.meta["val"].shape) if isinstance(x, Node) and "val" in x.meta else 2
+            if rank < 2 or rank == 4:  # 4-D is NHWC on the device: its last axis is not PyTorch's
+                bad.append((f"{name} on a {rank}-D input (give it [N, C] or [B, T, C])", node_source(n)))
+    bad += _softmax_rows_too_long(gm, scheme)
     if bad:
         raise UnsupportedOpError(bad, supported())
 
@@ -111,6 +140,24 @@ def check_supported(gm: GraphModule) -> None:
 def _is_activation(a) -> bool:
     """An FX value the device computes (not a constant ``get_attr``, not a Python scalar)."""
     return isinstance(a, Node) and a.op != "get_attr"
+
+
+def _softmax_rows_too_long(gm: GraphModule, scheme: str | None) -> list[tuple[str, str]]:
+    """``(what, source)`` of each softmax whose axis is longer than the integer softmax takes
+    (:data:`tabula.qmath.softmax.SOFTMAX_MAX_ROW`): known from the shapes, so refused up front."""
+    from ..qmath.softmax import SOFTMAX_MAX_ROW, softmax_too_long
+
+    dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else min(SOFTMAX_MAX_ROW, key=SOFTMAX_MAX_ROW.get)
+    bad = []
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or rules.op_class(n.target) is not rules.OpClass.FIXED_OUTPUT:
+            continue
+        x = n.args[0] if n.args else None
+        val = x.meta.get("val") if isinstance(x, Node) else None
+        dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", -1)
+        if val is not None and isinstance(dim, int) and val.dim() and val.shape[dim] > SOFTMAX_MAX_ROW[dtype]:
+            bad.append((f"{rules.canonical_op(n.target)}: {softmax_too_long(dtype, int(val.shape[dim]))}", node_source(n)))
+    return bad
 
 
 # -- observers ------------------------------------------------------------------------------------
@@ -164,22 +211,12 @@ def _weight_qspec() -> QuantizationSpec:
     )
 
 
-def _bias_qspec(node: Node, x: Node, w: Node) -> DerivedQuantizationSpec:
-    def derive(observers):
-        act_obs, w_obs = observers
-        s_in, _ = act_obs.calculate_qparams()
-        s_w, _ = w_obs.calculate_qparams()
-        scale = (s_in * s_w).to(torch.float32)
-        return scale, torch.zeros_like(scale, dtype=torch.int32)
-
-    return DerivedQuantizationSpec(
-        derived_from=[(x, node), (w, node)],
-        derive_qparams_fn=derive,
-        dtype=torch.int32,
-        quant_min=-(2**31) + 1,
-        quant_max=2**31 - 1,
-        qscheme=torch.per_channel_symmetric,
-        ch_axis=0,
+def _fixed_qspec(s: Scheme, grid: rules.FixedGrid) -> FixedQParamsQuantizationSpec:
+    """The output qspec of a fixed-grid op (``rules.FIXED_OUTPUT``): the grid's scale, zero point and
+    code range, in the scheme's dtype (no observer)."""
+    return FixedQParamsQuantizationSpec(
+        dtype=s.dtype, scale=grid.scale, zero_point=grid.zero_point, quant_min=grid.qmin, quant_max=grid.qmax,
+        qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
     )
 
 
@@ -202,10 +239,13 @@ def domain_grid(domain: rules.Domain, s: Scheme) -> tuple[float, int]:
 class TabulaQuantizer(Quantizer):
     """Annotates every node from :mod:`tabula.rules`; nothing else decides qparams.
 
-    ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``."""
+    ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``.
+    ``fuse_activations``: give a conv/linear/add/matmul followed by its only user relu/relu6/hardtanh/clamp
+    the activation's output grid (default); ``False`` keeps the producer's own grid (for comparison)."""
 
-    def __init__(self, scheme: str = "int8", table_output: str | None = None) -> None:
+    def __init__(self, scheme: str = "int8", table_output: str | None = None, fuse_activations: bool = True) -> None:
         super().__init__()
+        self.fuse_activations = bool(fuse_activations)
         if scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
         self.scheme = SCHEMES[scheme]
@@ -256,24 +296,40 @@ class TabulaQuantizer(Quantizer):
             qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
         )
 
+    def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        """Remove identity ops and fold constant subgraphs (the passes of :func:`tabula.quantizer.passes`), then fold or
+        rewrite every BatchNorm (:func:`tabula.quantizer.batch_norm.fold_batch_norms`) -- in that order,
+        so a ``clone`` between a conv and its BatchNorm or ReLU hides neither the fold nor the fused
+        activation.  A no-op after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``."""
+        from .batch_norm import fold_batch_norms
+        from .fold_constants_pass import fold_constants
+        from .remove_identities_pass import remove_identities
+
+        remove_identities(model)  # the order of tabula.quantizer.passes()
+        fold_constants(model)
+        fold_batch_norms(model)
+        return model
+
     def annotate(self, model: GraphModule) -> GraphModule:
-        check_supported(model)
+        check_supported(model, self.scheme.name)
         s = self.scheme
         for node in model.graph.nodes:
             if node.op != "call_function":
                 continue
             cls = rules.op_class(node.target)
             name = rules.canonical_op(node.target)
+            # a producer whose activation is fused has no grid of its own (the activation's output is it)
+            out_spec = None if self._fused(node) is not None else _act_qspec(s)
             if cls is rules.OpClass.WEIGHTED:
-                ix, iw, ib = rules.WEIGHTED[name]
+                ix, iw, _ = rules.WEIGHTED[name]
                 x, w = node.args[ix], node.args[iw]
-                qmap = {x: _act_qspec(s), w: _weight_qspec()}
-                b = node.args[ib] if len(node.args) > ib else node.kwargs.get("bias")
-                if isinstance(b, Node) and s.name == "int8":
-                    qmap[b] = _bias_qspec(node, x, w)
-                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+                # the bias stays float: the lowering quantizes it per call (see the module docstring)
+                ann = QuantizationAnnotation({x: _act_qspec(s), w: _weight_qspec()}, out_spec, _annotated=True)
             elif cls is rules.OpClass.TABLE:
                 ann = self._table(node, name)
+            elif cls is rules.OpClass.SHARED and self._fused(node.args[0]) is node:
+                # fused activation: observes its own output, which is the producer's grid too
+                ann = QuantizationAnnotation({}, _act_qspec(s), _annotated=True)
             elif cls is rules.OpClass.SHARED:
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
@@ -291,10 +347,17 @@ class TabulaQuantizer(Quantizer):
                                              _annotated=True)
             elif cls is rules.OpClass.ARITHMETIC:
                 # activations only: a constant operand (get_attr) stays float, the lowering quantizes it
-                # into the op's int32 domain; div divides by a constant only
+                # into the op's int32 domain; div divides by a constant only.  Output: own, or the fused
+                # activation's (out_spec None: an add followed by its only user relu)
                 n_args = 1 if name in ("aten.neg", "aten.div") else 2
                 qmap = {a: _act_qspec(s) for a in node.args[:n_args] if _is_activation(a)}
-                ann = QuantizationAnnotation(qmap, _act_qspec(s), _annotated=True)
+                ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
+            elif cls is rules.OpClass.FIXED_OUTPUT:
+                ann = QuantizationAnnotation({node.args[0]: _act_qspec(s)}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
+                                             _annotated=True)
+            elif cls is rules.OpClass.MATMUL:
+                qmap = {node.args[i]: _act_qspec(s) for i in rules.MATMUL[name]}
+                ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
             else:
                 continue
             node.meta[_ANN] = ann
@@ -317,6 +380,10 @@ class TabulaQuantizer(Quantizer):
             users = list(node.users)
             if len(users) > 1 or any(u.op == "output" for u in users):
                 node.meta[_ANN] = QuantizationAnnotation(output_qspec=_act_qspec(self.scheme), _annotated=True)
+
+    def _fused(self, node) -> Node | None:
+        """The activation fused into ``node`` (:func:`tabula.rules.fused_activation`), unless fusion is off."""
+        return rules.fused_activation(node) if self.fuse_activations else None
 
     @staticmethod
     def _keep_joined_grids_apart(model: GraphModule) -> None:

@@ -138,6 +138,16 @@ def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[in
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
+def same_shape_int32(op: str, ins: list) -> TType:
+    """The contract of INTDIV (and of any int32 binary op without broadcasting): two int32 inputs of
+    one shape -> int32.  ADD / SUB / MUL broadcast (:func:`broadcast_int32`)."""
+    n_inputs(op, ins, 2)
+    a, b = ins
+    need(a.dtype == b.dtype == "int32", op, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
+    need(a.shape == b.shape, op, f"shapes {a.shape} and {b.shape} differ (no broadcasting)")
+    return TType(a.shape, "int32")
+
+
 def broadcast_int32(op: str, ins: list) -> TType:
     """The contract of ADD / SUB / MUL: two int32 inputs whose shapes broadcast (:func:`broadcast_shape`)
     -> int32 of the broadcast shape."""
@@ -145,3 +155,15 @@ def broadcast_int32(op: str, ins: list) -> TType:
     a, b = ins
     need(a.dtype == b.dtype == "int32", op, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
     return TType(broadcast_shape(op, a.shape, b.shape), "int32")
+
+
+def reduced_shape(op: str, x: TType, attrs: dict) -> tuple[tuple[int, ...], int]:
+    """``(output shape, axis)`` of a TOSA 1.0 reduction of ``x`` over ``attrs["axis"]`` (the reduced dim
+    becomes 1; the axis must exist and be non-empty)."""
+    axis = attrs["axis"]
+    need(isinstance(axis, (int, np.integer)) and not isinstance(axis, bool), op, f"axis must be an integer, got {axis!r}")
+    need(0 <= int(axis) < x.rank, op, f"axis {axis} outside [0, {x.rank}) for shape {x.shape}")
+    need(x.shape[int(axis)] >= 1, op, f"reducing the empty axis {axis} of shape {x.shape}")
+    shape = list(x.shape)
+    shape[int(axis)] = 1
+    return tuple(shape), int(axis)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["accuracy", "sqnr_db", "write_results", "print_table"]
+__all__ = ["accuracy", "sqnr_db", "write_results", "print_table", "link_summary", "injected_summary"]
 
 
 def accuracy(logits: np.ndarray, labels: np.ndarray | None) -> float | None:
@@ -64,8 +64,41 @@ def print_table(results: dict) -> None:
     for o in results.get("outputs") or []:  # several model outputs: one line each
         print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, "
               f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
+    for r in results.get("memory") or []:
+        name = r["region"]
+        what = [f"{r['n_constants']} constants {r['constants']} B" if r.get("constants") else "",
+                f"arena {r['arena']} B" if r.get("arena") else ""]
+        what = ", ".join(w for w in what if w)
+        if r.get("used") is not None and r["used"]:
+            print(f"  {'memory ' + name:<{width}}  {r['used']} of {r['length']} B" + (f" ({what})" if what else ""))
+        elif what:
+            print(f"  {'memory ' + name:<{width}}  {what}")
+    link = results.get("link")
+    if link:
+        print(f"  {'link':<{width}}  {link_summary(link)}")
+        if link.get("injected"):
+            print(f"  {'link_faults_injected':<{width}}  {injected_summary(link['injected'])}")
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
         print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}{form}: max {t.get('max_lsb', float('nan')):.3f} "
               f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")
+
+
+def link_summary(link: dict) -> str:
+    """One line from ``results["link"]`` (tabula.deploy.SessionResult.link_stats): frames each way,
+    damaged frames each side detected, retries by cause, OUTPUTs the device replayed."""
+    dev = link.get("damaged_detected_by_device")
+    causes = ", ".join(f"{n} {c}" for c, n in (link.get("retries_by_cause") or {}).items())
+    return (f"frames sent {link.get('frames_sent', 0)}, received {link.get('frames_received', 0)}; "
+            f"damaged detected: host {link.get('damaged_detected_by_host', 0)}, device "
+            f"{'-' if dev is None else dev}; retried {link.get('retries', 0)}"
+            + (f" ({causes})" if causes else "")
+            + f"; replayed {_fmt(link.get('outputs_replayed'))}")
+
+
+def injected_summary(injected: dict) -> str:
+    """One line from ``results["link"]["injected"]``: what a fault-injecting link really did."""
+    kinds = ", ".join(f"{injected.get(k, 0)} {k}" for k in ("flip", "drop", "dup", "delay"))
+    return (f"{injected.get('spec', '?')}: {injected.get('frames_damaged', 0)} of "
+            f"{injected.get('frames', 0)} frames damaged ({kinds} over {injected.get('bytes', 0)} bytes)")

@@ -10,6 +10,16 @@ Mapping (TOSA 1.0 operands are tensors, not attributes):
              double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
 ``ADD``/``SUB`` inputs ``a``, ``b`` (int32, same shape) -> int32.
 ``MUL``      inputs ``a``, ``b`` (int32, same shape), ``shift`` (CONST int8 [1]) -> int32.
+``INTDIV``   inputs ``a``, ``b`` (int32, same shape) -> int32.
+``REDUCE_MAX`` / ``REDUCE_SUM``  input ``x``; attribute ``axis`` (REDUCE_MAX: ``nan_mode`` PROPAGATE,
+             which integers ignore).
+``TILE``     inputs ``x``, ``multiples`` (CONST_SHAPE).
+``DEPTHWISE_CONV2D`` inputs ``x``, ``w`` (CONST int8 [KH, KW, C, M]), ``b`` (CONST [C*M]), ``input_zp``,
+             ``weight_zp`` (CONST [1]); attributes ``pad``, ``stride``, ``dilation``, ``local_bound``
+             false, ``acc_type`` int32 (int8 x) or int48 (int16 x).  (The reference model's Python
+             binding cannot return an INT48 tensor: read such a result through a RESCALE.)
+``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
+             (int8) or int48 (int16).
 IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
 """
 from __future__ import annotations
@@ -21,7 +31,8 @@ import numpy as np
 from ..errors import IRError, TabulaError
 from ..ir import Graph
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL")
+SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D",
+                 "MATMUL")
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -43,17 +54,35 @@ def _modules():
         from serializer import tosa_serializer as ts
     import tosa_reference_model
     from tosa.DType import DType
+    from tosa.NanPropagationMode import NanPropagationMode
     from tosa.Op import Op
     from tosa.RoundingMode import RoundingMode
 
-    return ts, tosa_reference_model, DType, Op, RoundingMode
+    return ts, tosa_reference_model, DType, Op, RoundingMode, NanPropagationMode
+
+
+def _exact_pad(op, size, kernel, a) -> list[int]:
+    """TOSA 1.0 wants ``(size + pad_before + pad_after - d*(k-1) - 1) % stride == 0`` on each axis
+    (ERROR_IF); the IR, like PyTorch, floors.  The trailing ``r`` rows / columns of the padded input
+    that no window reads are dropped from the bottom / right padding, which leaves every window and
+    the output as they are; IRError when they include real input (TOSA would need a SLICE first)."""
+    pad = [int(v) for v in a["pad"]]
+    for axis in range(2):
+        d, s_ = int(a.get("dilation", (1, 1))[axis]), int(a["stride"][axis])
+        r = (size[axis] + pad[2 * axis] + pad[2 * axis + 1] - d * (kernel[axis] - 1) - 1) % s_
+        if r > pad[2 * axis + 1]:
+            raise IRError(f"{op.op} ({op.source or 'no source'}): the last {r - pad[2 * axis + 1]} input "
+                          f"{'rows' if axis == 0 else 'columns'} are read by no window; TOSA needs them sliced off "
+                          "first (not serialized yet)")
+        pad[2 * axis + 1] -= r
+    return pad
 
 
 def serialize(g: Graph) -> bytes:
     """The TOSA flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order), IR
     constants become CONST ops, ``g.outputs`` the block outputs.  Raises :class:`IRError` naming any
     op outside :data:`SUPPORTED_OPS`."""
-    ts, _, DType, Op, RoundingMode = _modules()
+    ts, _, DType, Op, RoundingMode, NanPropagationMode = _modules()
     dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int48": DType.INT48}
     other = sorted({o.op for o in g.ops} - set(SUPPORTED_OPS))
     if other:
@@ -86,10 +115,35 @@ def serialize(g: Graph) -> bytes:
         elif op.op in ("ADD", "SUB"):
             getattr(attr, f"{op.op.capitalize()}Attribute")()
             s.addOperator(getattr(Op, op.op), [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        elif op.op == "INTDIV":
+            attr.IntDivAttribute()
+            s.addOperator(Op.INTDIV, [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
+        elif op.op == "REDUCE_MAX":
+            attr.ReduceMaxAttribute(int(op.attrs["axis"]), NanPropagationMode.PROPAGATE)
+            s.addOperator(Op.REDUCE_MAX, [name[op.inputs[0]]], [name[out_name]], attr)
+        elif op.op == "REDUCE_SUM":
+            attr.ReduceSumAttribute(int(op.attrs["axis"]))
+            s.addOperator(Op.REDUCE_SUM, [name[op.inputs[0]]], [name[out_name]], attr)
+        elif op.op == "TILE":
+            attr.TileAttribute()
+            mult = const([len(x.shape)], DType.SHAPE, np.asarray(op.attrs["multiples"], dtype=np.int64))
+            s.addOperator(Op.TILE, [name[op.inputs[0]], mult], [name[out_name]], attr)
         elif op.op == "MUL":
             attr.MulAttribute()
             shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
             s.addOperator(Op.MUL, [name[op.inputs[0]], name[op.inputs[1]], shift], [name[out_name]], attr)
+        elif op.op == "DEPTHWISE_CONV2D":
+            a = op.attrs
+            izp = const([1], dt[x.dtype], np.array([a.get("input_zp", 0)], dtype=np.int64))
+            wzp = const([1], DType.INT8, np.array([a.get("weight_zp", 0)], dtype=np.int64))
+            kernel = g.tensors[op.inputs[1]].shape[:2]
+            pad = _exact_pad(op, x.shape[1:3], kernel, a)
+            attr.DepthwiseConv2dAttribute(pad, list(a["stride"]), list(a.get("dilation", (1, 1))), False, dt[out.dtype])
+            s.addOperator(Op.DEPTHWISE_CONV2D, [name[n] for n in op.inputs] + [izp, wzp], [name[out_name]], attr)
+        elif op.op == "MATMUL":
+            attr.MatMulAttribute()
+            zps = [const([1], dt[x.dtype], np.array([op.attrs.get(k, 0)], dtype=np.int64)) for k in ("a_zp", "b_zp")]
+            s.addOperator(Op.MATMUL, [name[op.inputs[0]], name[op.inputs[1]], *zps], [name[out_name]], attr)
         else:  # RESCALE
             a = op.attrs
             scale32 = bool(a.get("scale32", True))

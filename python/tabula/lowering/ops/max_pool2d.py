@@ -9,6 +9,15 @@ from ._common import pair
 ATEN = ["aten.max_pool2d"]
 
 
+def unsupported(node) -> str | None:
+    """Why this captured max_pool2d cannot be lowered (listed before calibration), or None."""
+    if pair(arg(node, 4, "dilation", 1), 1) != [1, 1]:
+        return "with dilation > 1 (TOSA pooling has none)"
+    if arg(node, 5, "ceil_mode", False):
+        return "with ceil_mode=True"
+    return None
+
+
 def lower(ctx, node) -> None:
     src = node_source(node)
     x = ctx.input(node.args[0], node)
@@ -21,10 +30,3 @@ def lower(ctx, node) -> None:
     if (x.scale, x.zero_point) != (out.scale, out.zero_point):
         raise LoweringError(f"{src}: max_pool2d input and output qparams differ; quantize with tabula.quantize")
     ctx.graph.add_op(Op("MAX_POOL2D", [x.name], [out.name], {"kernel": kernel, "stride": stride, "pad": [ph, ph, pw, pw]}, src))
-
-
-def unsupported(node) -> str | None:
-    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
-    if pair(arg(node, 4, "dilation", 1), 1) != [1, 1] or arg(node, 5, "ceil_mode", False):
-        return "with dilation or ceil_mode=True"
-    return None

@@ -1,0 +1,259 @@
+/*
+ * One body for DEPTHWISE_CONV2D tabula_depthwise_conv2d_s8 / _s16 (contract: manifest.toml,
+ * depthwise_conv2d; Python twin: tabula/reference/ops/depthwise_conv2d.py).
+ * The variant file depthwise_conv2d/tabula_depthwise_conv2d_<t>.c defines, then includes this file:
+ *     TABULA_DW_T       the input type (int8_t, int16_t): its zero-point range follows from it
+ *     TABULA_DW_ACC_T   the accumulator type (int32_t; int64_t holding TOSA's int48)
+ *     TABULA_DW_UACC_T  its unsigned twin (uint32_t, uint64_t): sums are taken modulo 2^32 / 2^64
+ *     TABULA_DW_TO_ACC  the unsigned -> signed conversion (tabula_u32_to_s32, tabula_u64_to_s64)
+ *     TABULA_DW_WIDE    0: the accumulator is 32 bits; 1: 64 bits (the Helium path sums the taps in
+ *                       32-bit lanes and adds the bias in 64 bits)
+ * and gets the static function tabula_dw_body(), which its public kernel calls.
+ *
+ * Layouts: input NHWC [N][H][W][C]; weight [KH][KW][C*M] (TOSA's [KH, KW, C, M]); bias and the
+ * output's last axis [C*M], output channel o = c*M + m reads input channel c = o / M.  Each tap's
+ * weights are contiguous in output-channel order, as the output is: channels go into vector lanes.
+ *
+ * Portable path: per output pixel, the kernel rows [ky0, ky1) and columns [kx0, kx1) whose taps lie
+ * inside the input are found once (padded taps contribute (zp - zp) w = 0 and are skipped); the output
+ * pixel is set to the bias, then every real tap adds (x - input_zp)(w - weight_zp) to each channel.
+ * Every product fits int32 (|x - zp| <= 255 for int8, |x| <= 32768 for int16, |w - weight_zp| <= 255);
+ * sums are modulo 2^32 (s8) / 2^64 (s16), unsigned, never undefined behaviour, and equal TOSA's
+ * accumulator whenever the exact sum fits it, which the IR contract requires.
+ *
+ * Helium (MVE, Cortex-M55), with weight_zp == 0, C < 65536 and KH*KW <= 256: eight output channels
+ * per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for M > 1 gathered at
+ * channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
+ * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
+ * (listed once per clipped window).  int8: the bias is added in the lanes and everything wraps modulo
+ * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
+ * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
+ * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
+ */
+#if !defined(TABULA_DW_T) || !defined(TABULA_DW_ACC_T) || !defined(TABULA_DW_UACC_T) || !defined(TABULA_DW_TO_ACC) \
+    || !defined(TABULA_DW_WIDE)
+#error "define TABULA_DW_T, TABULA_DW_ACC_T, TABULA_DW_UACC_T, TABULA_DW_TO_ACC and TABULA_DW_WIDE first"
+#endif
+
+#include "tabula_internal.h"
+
+/* The taps t in [*lo, *hi) of a k-tap window starting at i0 with dilation d that land inside
+ * [0, size): 0 <= i0 + t d < size.  Empty (*lo == *hi) when none does. */
+static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size, int32_t *lo, int32_t *hi)
+{
+    const int32_t last = size - 1 - i0; /* t d <= last */
+    int32_t a = i0 < 0 ? (-i0 + d - 1) / d : 0;
+    int32_t b = last < 0 ? 0 : last / d + 1;
+    if (b > k) {
+        b = k;
+    }
+    if (a > b) {
+        a = b;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+#if TABULA_HAVE_MVE
+/* At most this many taps per window on the Helium path: the tap lists live on the stack (2 KiB), and
+ * an int16 tap sum of 256 products |x w| <= 2^22 stays below 2^31. */
+#define TABULA_DW_MVE_TAPS 256
+#if TABULA_DW_WIDE
+#define TABULA_DW_LOAD(p) vldrhq_s16(p)
+#define TABULA_DW_LOAD_Z(p, pred) vldrhq_z_s16(p, pred)
+#define TABULA_DW_GATHER_Z(p, offs, pred) vldrhq_gather_shifted_offset_z_s16(p, offs, pred)
+#define TABULA_DW_MINUS_ZP(v, zp) (v)
+#else
+#define TABULA_DW_LOAD(p) vldrbq_s16(p)
+#define TABULA_DW_LOAD_Z(p, pred) vldrbq_z_s16(p, pred)
+#define TABULA_DW_GATHER_Z(p, offs, pred) vldrbq_gather_offset_z_s16(p, offs, pred)
+#define TABULA_DW_MINUS_ZP(v, zp) vsubq_n_s16(v, (int16_t)(zp))
+#endif
+
+/* Channels [o0, o0 + n) (n <= 8) of one output pixel: acc_e / acc_o are the even / odd lanes' sums.
+ * int8: write bias + sums; int16: write bias + sums in 64 bits. */
+static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, int32_t n, int32x4_t acc_e,
+                                       int32x4_t acc_o, TABULA_DW_ACC_T *out)
+{
+#if TABULA_DW_WIDE
+    int32_t sums[8], i;
+    int32x4x2_t pair;
+    pair.val[0] = acc_e;
+    pair.val[1] = acc_o;
+    vst2q_s32(sums, pair); /* interleaves back to channel order */
+    for (i = 0; i < n; ++i) {
+        out[o0 + i] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)(bias ? bias[o0 + i] : 0) + (TABULA_DW_UACC_T)(int64_t)sums[i]);
+    }
+#else
+    const uint32x4_t even = vidupq_n_u32(0u, 2), odd = vidupq_n_u32(1u, 2);
+    const mve_pred16_t pe = vctp32q((uint32_t)((n + 1) >> 1)), po = vctp32q((uint32_t)(n >> 1));
+    if (bias) {
+        acc_e = vaddq_s32(acc_e, vldrwq_gather_shifted_offset_z_s32(bias + o0, even, pe));
+        acc_o = vaddq_s32(acc_o, vldrwq_gather_shifted_offset_z_s32(bias + o0, odd, po));
+    }
+    vstrwq_scatter_shifted_offset_p_s32(out + o0, even, acc_e, pe);
+    vstrwq_scatter_shifted_offset_p_s32(out + o0, odd, acc_o, po);
+#endif
+}
+
+/* The Helium path of the whole kernel (see the file comment).  Per output pixel, the real taps are
+ * listed once as offsets from the first real tap (pairs: input, weight offset; rebuilt only when the
+ * clipped window changes, so interior pixels share one list); then each block of 8 output channels
+ * is one flat loop over that list: full blocks (M == 1) with unpredicated loads, the rest (and every
+ * channel when M > 1, the input gathered at channel o / M) predicated. */
+static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
+                          const int8_t *weight, const TABULA_DW_ACC_T *bias, TABULA_DW_ACC_T *output)
+{
+    const int32_t h = win->h, w = win->w, c = win->c, oc = c * mult, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t dy = win->dilation_y, dx = win->dilation_x;
+    int32_t off[2 * TABULA_DW_MVE_TAPS]; /* per real tap: input offset, weight offset */
+    int32_t nt = 0, cy0 = -1, cy1 = -1, cx0 = -1, cx1 = -1;
+    int32_t b, oy, ox, o0, t;
+#if TABULA_DW_WIDE
+    (void)input_zp; /* int16 is symmetric */
+#endif
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            const int32_t iy0 = oy * win->stride_y - win->pad_top;
+            int32_t ky0, ky1;
+            tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
+            for (ox = 0; ox < win->out_w; ++ox) {
+                const int32_t ix0 = ox * win->stride_x - win->pad_left;
+                TABULA_DW_ACC_T *out = output + ((b * win->out_h + oy) * win->out_w + ox) * oc;
+                const TABULA_DW_T *xb;
+                const int8_t *wb;
+                int32_t kx0, kx1;
+                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
+                if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
+                    for (o0 = 0; o0 < oc; ++o0) {
+                        out[o0] = bias ? bias[o0] : 0;
+                    }
+                    continue;
+                }
+                if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {
+                    int32_t ky, kx;
+                    nt = 0;
+                    for (ky = ky0; ky < ky1; ++ky) {
+                        for (kx = kx0; kx < kx1; ++kx, ++nt) {
+                            off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * c;
+                            off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * oc;
+                        }
+                    }
+                    cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;
+                }
+                xb = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
+                wb = weight + (ky0 * kw + kx0) * oc;
+                o0 = 0;
+                if (mult == 1) {
+                    for (; o0 + 8 <= oc; o0 += 8) {
+                        const TABULA_DW_T *xbo = xb + o0;
+                        const int8_t *wbo = wb + o0;
+                        const int32_t *op = off;
+                        int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
+                        for (t = 0; t < nt; ++t, op += 2) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_LOAD(xbo + op[0]), input_zp);
+                            const int16x8_t wv = vldrbq_s16(wbo + op[1]);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                        tabula_dw_store_mve(bias, o0, 8, acc_e, acc_o, out);
+                    }
+                }
+                for (; o0 < oc; o0 += 8) {
+                    const int32_t rem = oc - o0 < 8 ? oc - o0 : 8;
+                    const mve_pred16_t p = vctp16q((uint32_t)rem);
+                    int32x4_t acc_e = vdupq_n_s32(0), acc_o = vdupq_n_s32(0);
+                    if (mult == 1) {
+                        for (t = 0; t < nt; ++t) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_LOAD_Z(xb + o0 + off[2 * t], p), input_zp);
+                            const int16x8_t wv = vldrbq_z_s16(wb + o0 + off[2 * t + 1], p);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                    } else { /* lane i reads input channel (o0 + i) / M */
+                        uint16_t ch[8];
+                        uint16x8_t offs;
+                        int32_t i;
+                        for (i = 0; i < 8; ++i) {
+                            ch[i] = (uint16_t)((o0 + (i < rem ? i : 0)) / mult);
+                        }
+                        offs = vld1q_u16(ch);
+                        for (t = 0; t < nt; ++t) {
+                            const int16x8_t xv = TABULA_DW_MINUS_ZP(TABULA_DW_GATHER_Z(xb + off[2 * t], offs, p), input_zp);
+                            const int16x8_t wv = vldrbq_z_s16(wb + o0 + off[2 * t + 1], p);
+                            acc_e = vaddq_s32(acc_e, vmullbq_int_s16(xv, wv));
+                            acc_o = vaddq_s32(acc_o, vmulltq_int_s16(xv, wv));
+                        }
+                    }
+                    tabula_dw_store_mve(bias, o0, rem, acc_e, acc_o, out);
+                }
+            }
+        }
+    }
+}
+#endif
+
+static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
+                                    const int8_t *weight, int32_t weight_zp, const TABULA_DW_ACC_T *bias,
+                                    TABULA_DW_ACC_T *output)
+{
+    int32_t b, oy, ox, ky, kx, i, j, o;
+    int32_t n, h, w, c, oc, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    if (win == 0) {
+        return TABULA_ERR_ARG;
+    }
+    n = win->n; h = win->h; w = win->w; c = win->c;
+    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
+    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
+    pt = win->pad_top; pl = win->pad_left;
+    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
+        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || mult < 1 || c > INT32_MAX / mult
+        || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
+        || weight_zp < -128 || weight_zp > 127) {
+        return TABULA_ERR_ARG;
+    }
+    oc = c * mult;
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
+        tabula_dw_mve(win, mult, input, input_zp, weight, bias, output);
+        return TABULA_OK;
+    }
+#endif
+    for (b = 0; b < n; ++b) {
+        for (oy = 0; oy < oh; ++oy) {
+            const int32_t iy0 = oy * sy - pt;
+            int32_t ky0, ky1;
+            tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
+            for (ox = 0; ox < ow; ++ox) {
+                const int32_t ix0 = ox * sx - pl;
+                TABULA_DW_ACC_T *out = output + ((b * oh + oy) * ow + ox) * oc;
+                int32_t kx0, kx1;
+                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
+                for (o = 0; o < oc; ++o) {
+                    out[o] = bias ? bias[o] : 0;
+                }
+                for (ky = ky0; ky < ky1; ++ky) {
+                    for (kx = kx0; kx < kx1; ++kx) {
+                        const TABULA_DW_T *xp = input + ((b * h + iy0 + ky * dy) * w + ix0 + kx * dx) * c;
+                        const int8_t *wp = weight + (ky * kw + kx) * oc;
+                        if (mult == 1) {
+                            for (o = 0; o < oc; ++o) {
+                                const int32_t t = ((int32_t)xp[o] - input_zp) * ((int32_t)wp[o] - weight_zp);
+                                out[o] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)out[o] + (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t);
+                            }
+                            continue;
+                        }
+                        for (i = 0, o = 0; i < c; ++i) {
+                            const int32_t xv = (int32_t)xp[i] - input_zp;
+                            for (j = 0; j < mult; ++j, ++o) {
+                                const int32_t t = xv * ((int32_t)wp[o] - weight_zp);
+                                out[o] = TABULA_DW_TO_ACC((TABULA_DW_UACC_T)out[o] + (TABULA_DW_UACC_T)(TABULA_DW_ACC_T)t);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return TABULA_OK;
+}

@@ -1,0 +1,44 @@
+"""aten.matmul / bmm / mm of two activations -> MATMUL (TOSA 1.0) + RESCALE.
+
+``[N, H, C] @ [N, C, W]`` is one MATMUL into the accumulator (int32 for int8, int48 for int16) at
+scale ``s_a * s_b``, then a RESCALE by ``s_a * s_b / s_out``.  A 2-D ``[H, C] @ [C, W]`` is the same
+with N = 1 (RESHAPEs around it).  Other ranks, or batch dims that differ (broadcasting), are refused
+(the quantizer lists them up front).
+"""
+from __future__ import annotations
+
+from ... import dtypes, rules
+from ...errors import LoweringError
+from ...fx import node_source
+from ...ir import Op
+
+ATEN = ["aten.matmul", "aten.bmm", "aten.mm"]
+
+
+def lower(ctx, node) -> None:
+    src = node_source(node)
+    ia, ib = rules.MATMUL[rules.canonical_op(node.target)]
+    a, b = ctx.input(node.args[ia], node), ctx.input(node.args[ib], node)
+    out = ctx.output(node)
+    if not (len(a.shape) == len(b.shape) in (2, 3) and a.shape[:-2] == b.shape[:-2] and a.shape[-1] == b.shape[-2]):
+        raise LoweringError(f"{src}: matmul of {a.shape} and {b.shape} is not supported (2-D or 3-D operands of one "
+                            "rank and batch, [.., H, C] @ [.., C, W])")
+    if len(a.shape) == 2:
+        a = _reshaped(ctx, a, (1, *a.shape), f"{node.name}_a3", src)
+        b = _reshaped(ctx, b, (1, *b.shape), f"{node.name}_b3", src)
+    shape = (a.shape[0], a.shape[1], b.shape[2])
+    acc = ctx.temp(f"{node.name}_acc", shape, dtypes.ACC_DTYPE[a.dtype], float(a.scale) * float(b.scale))
+    ctx.graph.add_op(Op("MATMUL", [a.name, b.name], [acc.name],
+                        {"a_zp": int(a.zero_point), "b_zp": int(b.zero_point)}, src))
+    if len(out.shape) == 3:
+        ctx.rescale(acc, out, src, scale=float(acc.scale) / float(out.scale))
+        return
+    out3 = ctx.temp(f"{node.name}_out3", shape, out.dtype, out.scale, out.zero_point)
+    ctx.rescale(acc, out3, src, scale=float(acc.scale) / float(out.scale))
+    ctx.graph.add_op(Op("RESHAPE", [out3.name], [out.name], {"shape": list(out.shape)}, src))
+
+
+def _reshaped(ctx, t, shape, base, src):
+    r = ctx.temp(base, shape, t.dtype, t.scale, t.zero_point)
+    ctx.graph.add_op(Op("RESHAPE", [t.name], [r.name], {"shape": list(shape)}, src))
+    return r

@@ -1,0 +1,75 @@
+"""DEPTHWISE_CONV2D int8 x int8 -> int32 and int16 x int8 -> int48: the spec of
+``tabula_depthwise_conv2d_s8`` and ``tabula_depthwise_conv2d_s16``.
+
+Semantics: TOSA 1.0 DEPTHWISE_CONV2D.  Each input channel ``c`` is convolved with its own ``M``
+filters (``M`` = the channel multiplier); filter ``m`` of channel ``c`` makes output channel
+``c*M + m``.  Shapes and layouts:
+    x  act   [N, H, W, C]      (NHWC; int8, or int16 with input_zp 0)
+    w  int8  [KH, KW, C, M]    (TOSA's layout: in memory, each tap's C*M weights are contiguous in
+                                output-channel order, the order of the NHWC output, so a kernel
+                                walks input, weights and output with the same channel stride)
+    b  acc   [C*M]             (int32 for int8 x, int48 for int16 x)
+    -> acc   [N, OH, OW, C*M], OH = (H + pt + pb - dy*(KH-1) - 1) // sy + 1  (same for W)
+attrs: ``pad`` [top, bottom, left, right] (>= 0), ``stride`` [sy, sx], ``dilation`` [dy, dx] (>= 1),
+``input_zp`` (int8 range; 0 for int16), ``weight_zp`` (int8 range).
+
+    out[n,oy,ox,c*M+m] = b[c*M+m] + sum_{ky,kx} (x[n, oy*sy - pt + ky*dy, ox*sx - pl + kx*dx, c] - input_zp)
+                                              * (w[ky,kx,c,m] - weight_zp)
+
+PyTorch: ``conv2d(groups=C)`` with weight ``[C*M, 1, KH, KW]`` is this op with
+``w = weight.reshape(C, M, KH, KW).permute(2, 3, 0, 1)`` (PyTorch's output channel ``o`` reads
+input channel ``o // M``, the same numbering).  Padding acts as the input zero point (padded taps
+contribute 0).  Exact int64 arithmetic; a result outside the accumulator (int32, or 48 bits for
+int16 x) raises (the IR forbids wrapping).
+"""
+from __future__ import annotations
+
+import numpy as np
+from tabula import dtypes
+
+from .._checks import TType, check_arrays, check_zero_point, ints, n_inputs, need, to_acc_exact, window_out
+
+OP = "DEPTHWISE_CONV2D"
+
+
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 3)
+    x, w, b = ins
+    acc = dtypes.ACC_DTYPE.get(x.dtype)
+    need(acc is not None and w.dtype == "int8" and b.dtype == acc, OP,
+         f"dtypes must be int8, int8, int32 or int16, int8, int48 (got {x.dtype}, {w.dtype}, {b.dtype})")
+    need(x.rank == 4 and w.rank == 4 and x.shape[3] == w.shape[2], OP,
+         f"x {x.shape} NHWC / w {w.shape} [KH, KW, C, M] mismatch")
+    cout = w.shape[2] * w.shape[3]
+    need(min(w.shape) >= 1 and b.shape == (cout,), OP, f"bias shape {b.shape} != ({cout},) (C*M)")
+    check_zero_point(OP, "input_zp", attrs.get("input_zp", 0), x.dtype)
+    check_zero_point(OP, "weight_zp", attrs.get("weight_zp", 0), "int8")
+    pt, pb, pl, pr = ints(OP, attrs, "pad", 4)
+    sy, sx = ints(OP, attrs, "stride", 2)
+    dy, dx = ints(OP, attrs, "dilation", 2) if "dilation" in attrs else (1, 1)
+    need(min(pt, pb, pl, pr) >= 0 and min(sy, sx, dy, dx) >= 1, OP, "pad >= 0, stride and dilation >= 1")
+    oh = window_out(OP, x.shape[1], w.shape[0], sy, pt, pb, dy)
+    ow = window_out(OP, x.shape[2], w.shape[1], sx, pl, pr, dx)
+    return TType((x.shape[0], oh, ow, cout), acc)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    out = check_arrays(contract, inputs, attrs)
+    x, w, b = inputs
+    pt, pb, pl, pr = (int(v) for v in attrs["pad"])
+    sy, sx = (int(v) for v in attrs["stride"])
+    dy, dx = (int(v) for v in attrs.get("dilation", (1, 1)))
+    izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
+    n, oh, ow, _ = out.shape
+    kh, kw, c, m = w.shape
+    # (x - zp) padded with zeros == x padded with zp: padded taps contribute nothing.
+    xz = np.pad(x.astype(np.int64) - izp, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+    wz = w.astype(np.int64) - wzp
+    acc = np.zeros((n, oh, ow, c, m), dtype=np.int64)
+    for ky in range(kh):
+        for kx in range(kw):
+            y0, x0 = ky * dy, kx * dx
+            patch = xz[:, y0 : y0 + sy * (oh - 1) + 1 : sy, x0 : x0 + sx * (ow - 1) + 1 : sx, :]  # [N,OH,OW,C]
+            acc += patch[..., None] * wz[ky, kx]  # [N,OH,OW,C,1] * [C,M]
+    acc = acc.reshape(out.shape) + b.astype(np.int64)
+    return to_acc_exact(OP, acc, out.dtype)

@@ -1,0 +1,26 @@
+"""REDUCE_MAX: the spec of ``tabula_reduce_max_s8`` / ``_s16`` / ``_s32``.
+
+Semantics: TOSA 1.0 REDUCE_MAX on integers (no NaN mode).  int8, int16 or int32 of any rank >= 1;
+attr ``axis`` in [0, rank).  The output keeps the rank, with the reduced dim 1:
+``out[..., 0, ...] = max over the axis of x[..., k, ...]`` (numpy ``max(keepdims=True)``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import TType, check_arrays, n_inputs, need, reduced_shape
+
+OP = "REDUCE_MAX"
+
+
+def contract(ins: list[TType], attrs: dict) -> TType:
+    n_inputs(OP, ins, 1)
+    (x,) = ins
+    need(x.dtype in ("int8", "int16", "int32"), OP, f"input dtype {x.dtype} not int8/int16/int32")
+    shape, _ = reduced_shape(OP, x, attrs)
+    return TType(shape, x.dtype)
+
+
+def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
+    check_arrays(contract, inputs, attrs)
+    return np.ascontiguousarray(np.max(inputs[0], axis=int(attrs["axis"]), keepdims=True))

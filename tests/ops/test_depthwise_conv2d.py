@@ -1,0 +1,314 @@
+"""DEPTHWISE_CONV2D: C tabula_depthwise_conv2d_s8 / _s16 == reference (tolerance 0), reference == torch
+conv2d(groups=C) (float64 of x - zp, exact at these magnitudes), padding acts as the input zero point,
+int32 / int48 extremes, channel multipliers, errors.  (The Helium path is compared with this portable
+path on the emulated Cortex-M55: tests/test_conv_family_e2e.py.)"""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import kernel_lib as kl
+from tabula.reference.ops import depthwise_conv2d
+
+# name: (N, H, W, C, M, KH, KW, pad [t,b,l,r], stride, dilation, input_zp, weight_zp)
+CASES = {
+    "3x3_pad1_c64": (1, 16, 16, 64, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -7, 0),
+    "tail_c13": (1, 7, 6, 13, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 12, 0),
+    "c1": (1, 5, 9, 1, 1, 3, 2, (1, 1, 0, 1), (1, 1), (1, 1), 0, 0),
+    "mult2": (1, 6, 6, 4, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0),
+    "mult3_c5": (2, 5, 7, 5, 3, 2, 3, (0, 1, 1, 1), (1, 2), (1, 1), -100, 0),
+    "mult1_cin1_cout4": (1, 6, 5, 1, 4, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 5, 0),
+    "stride2_asym_pad": (1, 9, 11, 8, 1, 3, 3, (0, 1, 0, 1), (2, 2), (1, 1), 40, 0),
+    "dilation": (1, 10, 9, 6, 1, 3, 3, (2, 2, 2, 2), (1, 1), (2, 2), -1, 0),
+    "dilation_nonsquare": (2, 9, 11, 3, 2, 2, 3, (1, 0, 2, 1), (2, 1), (2, 3), 5, 0),
+    "kernel_10x4": (1, 12, 6, 16, 1, 10, 4, (4, 5, 1, 2), (2, 1), (1, 1), 0, 0),
+    "kernel_gt_input": (1, 3, 2, 4, 1, 5, 4, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0),
+    "window_in_padding": (1, 2, 2, 3, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), -5, 0),
+    "1x1": (1, 4, 5, 24, 1, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0),
+    "zp_max": (1, 7, 6, 9, 1, 3, 3, (2, 2, 2, 2), (1, 1), (2, 2), 127, 0),
+    "weight_zp": (1, 6, 6, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 11),
+    "weight_zp_ends": (1, 5, 6, 4, 1, 2, 2, (1, 0, 0, 1), (1, 1), (1, 1), 127, -128),
+    "wide_channels": (1, 3, 3, 300, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 17, 0),
+}
+
+# int16 x int8: (N, H, W, C, M, KH, KW, pad, stride, dilation, weight_zp); input_zp is 0
+CASES_S16 = {
+    "3x3_pad1_c64": (1, 16, 16, 64, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    "tail_c13": (1, 7, 6, 13, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    "mult3_c5": (2, 5, 7, 5, 3, 2, 3, (0, 1, 1, 1), (1, 2), (1, 1), 0),
+    "stride_dilation": (1, 9, 11, 7, 2, 3, 2, (2, 1, 1, 2), (2, 1), (2, 3), 0),
+    "window_in_padding": (1, 2, 2, 3, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 0),
+    "weight_zp": (1, 6, 6, 3, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128),
+    "kernel_17x17": (1, 17, 17, 4, 1, 17, 17, (8, 8, 8, 8), (1, 1), (1, 1), 0),  # > 256 taps
+}
+
+
+def _attrs(pad, stride, dilation, izp, wzp) -> dict:
+    return {"pad": list(pad), "stride": list(stride), "dilation": list(dilation), "input_zp": izp, "weight_zp": wzp}
+
+
+def _random(rng, case):
+    n, h, w, c, m, kh, kw, pad, stride, dil, izp, wzp = case
+    x = rng.integers(-128, 127, (n, h, w, c), endpoint=True, dtype=np.int8)
+    lo = -127 if wzp == 0 else -128  # symmetric weights live in [-127, 127]
+    wt = rng.integers(lo, 127, (kh, kw, c, m), endpoint=True, dtype=np.int8)
+    b = rng.integers(-(2**20), 2**20, c * m, dtype=np.int32)
+    return x, wt, b, _attrs(pad, stride, dil, izp, wzp)
+
+
+def _random_s16(rng, case):
+    n, h, w, c, m, kh, kw, pad, stride, dil, wzp = case
+    x = rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16)
+    wt = rng.integers(-128 if wzp else -127, 127, (kh, kw, c, m), endpoint=True, dtype=np.int8)
+    b = rng.integers(-(2**40), 2**40, c * m, dtype=np.int64)
+    return x, wt, b, _attrs(pad, stride, dil, 0, wzp)
+
+
+def _c(kernel_lib, x, w, b, a):
+    return kernel_lib.depthwise_conv2d(x, w, b, pad=a["pad"], stride=a["stride"], dilation=a["dilation"],
+                                       input_zp=a["input_zp"], weight_zp=a["weight_zp"])
+
+
+def _torch(x, w, b, a) -> np.ndarray:
+    """float64 torch conv2d(groups=C) of (x - input_zp) with PyTorch's [C*M, 1, KH, KW] weights."""
+    pt, pb, pl, pr = a["pad"]
+    c, m = w.shape[2], w.shape[3]
+    xf = torch.from_numpy(x.astype(np.float64) - a["input_zp"]).permute(0, 3, 1, 2)  # NCHW
+    xf = F.pad(xf, (pl, pr, pt, pb))  # zeros == the input zero point after subtracting it
+    wf = torch.from_numpy(w.astype(np.float64) - a["weight_zp"]).permute(2, 3, 0, 1).reshape(c * m, 1, *w.shape[:2])
+    bf = None if b is None else torch.from_numpy(b.astype(np.float64))
+    return F.conv2d(xf, wf, bf, stride=a["stride"], dilation=a["dilation"], groups=c).permute(0, 2, 3, 1).numpy()
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", CASES)
+def test_c_equals_reference(kernel_lib, rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    want = depthwise_conv2d.run([x, w, b], a)
+    got = _c(kernel_lib, x, w, b, a)
+    assert got.dtype == np.int32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    # bias == NULL in C is a zero bias
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, None, a), want - b)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_reference_equals_torch(rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    got = depthwise_conv2d.run([x, w, b], a)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got.astype(np.float64), _torch(x, w, b, a))
+
+
+def test_output_channel_numbering_is_c_times_m_plus_m():
+    # one input channel lit at a time: only its M outputs c*M .. c*M+M-1 move, each by its own weight
+    c, m = 3, 2
+    w = np.arange(1, c * m + 1, dtype=np.int8).reshape(1, 1, c, m)
+    a = _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0)
+    for ch in range(c):
+        x = np.zeros((1, 1, 1, c), np.int8)
+        x[..., ch] = 2
+        got = depthwise_conv2d.run([x, w, np.zeros(c * m, np.int32)], a).reshape(-1)
+        want = np.zeros(c * m, np.int32)
+        want[ch * m : ch * m + m] = 2 * w[0, 0, ch]
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", ["3x3_pad1_c64", "mult3_c5", "dilation_nonsquare", "zp_max", "weight_zp_ends",
+                                  "window_in_padding"])
+def test_padding_acts_as_input_zero_point(kernel_lib, rng, name):
+    x, w, b, a = _random(rng, CASES[name])
+    pt, pb, pl, pr = a["pad"]
+    xpad = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=a["input_zp"])
+    want = _c(kernel_lib, xpad, w, b, {**a, "pad": [0, 0, 0, 0]})  # explicit zp padding, no kernel padding
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+    np.testing.assert_array_equal(depthwise_conv2d.run([x, w, b], a), want)
+    # an input that is all zero point gives exactly the bias everywhere, border included
+    xz = np.full_like(x, a["input_zp"])
+    np.testing.assert_array_equal(_c(kernel_lib, xz, w, b, a), np.broadcast_to(b, want.shape))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize(
+    "xv, izp, wv, wzp",
+    [(-128, 127, -128, 127), (-128, 127, 127, -128), (-128, 127, -127, 0), (127, -128, -127, 0)],
+    ids=["max_general", "min_general", "max_symmetric", "min_symmetric"],
+)
+def test_int32_accumulator_extremes(kernel_lib, xv, izp, wv, wzp):
+    # every tap is (x - zx)(w - zw) = +-255*255 or +-255*127 over a 9x9 window; the bias brings the
+    # exact sum to INT32_MAX or INT32_MIN (bias + the first taps alone would not fit)
+    c, m = 11, 2
+    x = np.full((1, 9, 9, c), xv, dtype=np.int8)
+    w = np.full((9, 9, c, m), wv, dtype=np.int8)
+    a = _attrs((0, 0, 0, 0), (1, 1), (1, 1), izp, wzp)
+    total = (xv - izp) * (wv - wzp) * 81
+    target = 2**31 - 1 if total > 0 else -(2**31)
+    b = np.full(c * m, target - total, dtype=np.int64)
+    assert np.all((b >= -(2**31)) & (b < 2**31))
+    b = b.astype(np.int32)
+    want = np.full((1, 1, 1, c * m), target, dtype=np.int32)
+    np.testing.assert_array_equal(depthwise_conv2d.run([x, w, b], a), want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+
+
+def test_reference_rejects_overflow_and_bad_attrs():
+    x = np.full((1, 1, 1, 4), -128, dtype=np.int8)
+    w = np.full((1, 1, 4, 1), -127, dtype=np.int8)  # (x - zp) * w = +255*127 per tap
+    b = np.full(4, 2**31 - 1, dtype=np.int32)
+    with pytest.raises(ValueError, match="overflow"):
+        depthwise_conv2d.run([x, w, b], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 127, 0))
+    z = np.zeros(4, np.int32)
+    with pytest.raises(ValueError, match="input_zp"):
+        depthwise_conv2d.run([x, w, z], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 128, 0))
+    with pytest.raises(ValueError, match="stride"):
+        depthwise_conv2d.run([x, w, z], _attrs((0, 0, 0, 0), (0, 1), (1, 1), 0, 0))
+    with pytest.raises(ValueError, match="bias shape"):
+        depthwise_conv2d.run([x, w, np.zeros(3, np.int32)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+    with pytest.raises(ValueError, match="mismatch"):  # C of x and w differ
+        depthwise_conv2d.run([x, np.zeros((1, 1, 2, 2), np.int8), z], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+    with pytest.raises(ValueError, match="empty output"):
+        depthwise_conv2d.run([x, np.zeros((3, 1, 4, 1), np.int8), z], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+    with pytest.raises(ValueError, match="dtypes"):
+        depthwise_conv2d.run([x, w, np.zeros(4, np.int64)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+
+
+def _raw_call(kernel_lib, win, mult, izp, wzp, wide=False):
+    """Call the kernel on buffers sized for multiplier 1 (a rejected call reads and writes nothing)."""
+    x = np.zeros((1, 4, 4, 2), np.int16 if wide else np.int8)
+    w = np.zeros((3, 3, 2), np.int8)
+    out = np.zeros((1, 2, 2, 2), np.int64 if wide else np.int32)
+    if wide:
+        return kernel_lib.lib.tabula_depthwise_conv2d_s16(ctypes.byref(win), mult, x.ctypes.data_as(kl._i16p),
+                                                          w.ctypes.data_as(kl._i8p), wzp, None, out.ctypes.data_as(kl._i64p))
+    return kernel_lib.lib.tabula_depthwise_conv2d_s8(ctypes.byref(win), mult, x.ctypes.data_as(kl._i8p), izp,
+                                                     w.ctypes.data_as(kl._i8p), wzp, None, out.ctypes.data_as(kl._i32p))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("wide", [False, True], ids=["s8", "s16"])
+@pytest.mark.parametrize(
+    "field, value",
+    [("stride_y", 0), ("dilation_x", 0), ("pad_top", -1), ("pad_left", -1), ("kernel_w", 0), ("c", 0), ("out_h", 0),
+     ("n", 0), ("multiplier", 0), ("multiplier", 2**30), ("weight_zp", 128), ("weight_zp", -129)]
+    + [("input_zp", 128), ("input_zp", -129)],
+)
+def test_c_rejects_bad_arguments(kernel_lib, wide, field, value):
+    if wide and field == "input_zp":
+        pytest.skip("tabula_depthwise_conv2d_s16 has no input zero point")
+    win = kl.KernelLib.window((1, 4, 4, 2), (2, 2), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0))
+    args = {"multiplier": 1, "weight_zp": 0, "input_zp": 0}
+    assert _raw_call(kernel_lib, win, 1, 0, 0, wide) == kl.TABULA_OK
+    if field in args:
+        args[field] = value
+    else:
+        setattr(win, field, value)
+    assert _raw_call(kernel_lib, win, args["multiplier"], args["input_zp"], args["weight_zp"], wide) == kl.TABULA_ERR_ARG
+
+
+# --- int16 x int8 -> int48 (tabula_depthwise_conv2d_s16) -----------------------------------------------
+@pytest.mark.host
+@pytest.mark.parametrize("name", CASES_S16)
+def test_s16_c_equals_reference_equals_torch(kernel_lib, rng, name):
+    x, w, b, a = _random_s16(rng, CASES_S16[name])
+    want = depthwise_conv2d.run([x, w, b], a)
+    assert want.dtype == np.int64
+    got = _c(kernel_lib, x, w, b, a)
+    assert got.dtype == np.int64 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, None, a), want - b)
+    # float64 oracle: every partial sum stays below 2^53, so the float conv is exact
+    np.testing.assert_array_equal((want - b).astype(np.float64), _torch(x, w, None, a))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("sign", [1, -1])
+def test_s16_int48_extremes(kernel_lib, sign):
+    # taps of -32768 * -+127 over 16x16 windows plus a bias landing exactly on the int48 ends; an
+    # int32 (or wrapped 48-bit) accumulator would be visibly wrong
+    c = 10
+    x = np.full((1, 16, 16, c), -32768, dtype=np.int16)
+    w = np.full((16, 16, c, 1), -127 * sign, dtype=np.int8)
+    a = _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0)
+    total = -32768 * -127 * sign * 256
+    target = 2**47 - 1 if sign > 0 else -(2**47)
+    b = np.full(c, target - total, dtype=np.int64)
+    want = np.full((1, 1, 1, c), target, dtype=np.int64)
+    np.testing.assert_array_equal(depthwise_conv2d.run([x, w, b], a), want)
+    np.testing.assert_array_equal(_c(kernel_lib, x, w, b, a), want)
+    with pytest.raises(ValueError, match="int48 accumulator overflow"):
+        depthwise_conv2d.run([x, w, b + sign], a)
+
+
+def test_s16_reference_rejects():
+    x = np.zeros((1, 2, 2, 1), np.int16)
+    w = np.zeros((1, 1, 1, 1), np.int8)
+    with pytest.raises(ValueError, match="input_zp"):
+        depthwise_conv2d.run([x, w, np.zeros(1, np.int64)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 3, 0))
+    with pytest.raises(ValueError, match="dtypes"):
+        depthwise_conv2d.run([x, w, np.zeros(1, np.int32)], _attrs((0, 0, 0, 0), (1, 1), (1, 1), 0, 0))
+
+
+# --- the official TOSA reference model (tosa-tools) ------------------------------------------------------
+def _int8_graph(x, w, b, a, want):
+    from tabula.ir import Graph, Op, Tensor
+
+    g = Graph(inputs=["x"], outputs=["y"])
+    g.add_tensor(Tensor("x", x.shape, "int8"))
+    g.add_tensor(Tensor("w", w.shape, "int8"), w)
+    g.add_tensor(Tensor("b", b.shape, "int32"), b)
+    g.add_tensor(Tensor("y", want.shape, "int32"))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["y"], a))
+    return g
+
+
+@pytest.mark.tosa
+@pytest.mark.parametrize("name", ["3x3_pad1_c64", "mult3_c5", "stride2_asym_pad", "zp_max", "weight_zp_ends",
+                                  "window_in_padding", "kernel_10x4", "dilation", "mult1_cin1_cout4"])
+def test_reference_equals_tosa_int8(rng, name):
+    """Weights [KH, KW, C, M], output channel c*M + m, zero points, padding, stride, dilation: as TOSA
+    1.0 computes them (kernel_10x4's floor-divided rows: the serializer drops the unread padding row)."""
+    from tabula import tosa
+
+    x, w, b, a = _random(rng, CASES[name])
+    want = depthwise_conv2d.run([x, w, b], a)
+    np.testing.assert_array_equal(tosa.run_graph(_int8_graph(x, w, b, a, want), [x])[0], want)
+
+
+@pytest.mark.tosa
+def test_tosa_serializer_refuses_unread_input_rows(rng):
+    from tabula import tosa
+    from tabula.errors import IRError
+
+    x, w, b, a = _random(rng, CASES["dilation_nonsquare"])  # stride 2: the last input row is never read
+    with pytest.raises(IRError, match="read by no window"):
+        tosa.serialize(_int8_graph(x, w, b, a, depthwise_conv2d.run([x, w, b], a)))
+
+
+@pytest.mark.tosa
+@pytest.mark.parametrize("name", ["3x3_pad1_c64", "mult3_c5", "window_in_padding", "weight_zp"])
+def test_reference_equals_tosa_int16(rng, name):
+    """int16 x int8 -> int48; the reference model's Python binding returns no INT48 tensor, so the
+    result is read through a RESCALE to int16 by 2^-20 (apply_scale_16: multiplier 2^14, shift 34)."""
+    from tabula import tosa
+    from tabula.ir import Graph, Op, Tensor
+    from tabula.reference.ops import rescale
+
+    x, w, b, a = _random_s16(rng, CASES_S16[name])
+    acc = depthwise_conv2d.run([x, w, b], a)
+    r = {"input_zp": 0, "output_zp": 0, "multiplier": [2**14], "shift": [34], "scale32": False}
+    want = rescale.run([acc], {**r, "output_dtype": "int16"})
+    assert np.abs(want).max() > 1000  # the comparison sees real values, not a saturated or zero output
+    g = Graph(inputs=["x"], outputs=["y"])
+    g.add_tensor(Tensor("x", x.shape, "int16"))
+    g.add_tensor(Tensor("w", w.shape, "int8"), w)
+    g.add_tensor(Tensor("b", b.shape, "int48"), b)
+    g.add_tensor(Tensor("acc", acc.shape, "int48"))
+    g.add_tensor(Tensor("y", acc.shape, "int16"))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["acc"], a))
+    g.add_op(Op("RESCALE", ["acc"], ["y"], r))
+    np.testing.assert_array_equal(tosa.run_graph(g, [x])[0], want)
