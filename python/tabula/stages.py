@@ -240,6 +240,10 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
+    A model with several outputs gets, per output, its mismatches and SQNR vs float under
+    ``outputs`` (index, IR name, shape); the headline ``bit_exact_mismatches`` is their sum,
+    ``sqnr_db_vs_float`` the lowest, and the accuracies are those of the first output.
+
     The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
     ``port`` is the serial port of a real board. When the session fails (timeout, reset, closed
     link, bad status) the outputs received so far are still checked and written to
@@ -292,28 +296,37 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         session, error = e.partial, e
     wall_s = time.monotonic() - t0
 
-    mismatches = 0
+    n_out = len(program.graph.outputs)
+    mismatches = [0] * n_out  # per model output
     dev_outputs = []
     for i, outs in enumerate(session.outputs):
         dev = [np.frombuffer(b, dtype=r.dtype).reshape(r.shape) for b, r in zip(outs, ref_outputs[i])]
         dev_outputs.append(dev)
-        mismatches += sum(int((d != r).sum()) for d, r in zip(dev, ref_outputs[i]))
+        for k, (d, r) in enumerate(zip(dev, ref_outputs[i])):
+            mismatches[k] += int((d != r).sum())
     n_dev = len(dev_outputs)
 
     fmod = ep.module(check_guards=False)
-    ref_float = np.concatenate([program.dequantize_outputs(r)[0] for r in ref_outputs])
     try:
-        with torch.no_grad():
-            float_out = np.concatenate([np.asarray(fmod(torch.from_numpy(x[i : i + 1])).detach().numpy(),
-                                                   dtype=np.float32) for i in range(len(x))])
+        with torch.no_grad():  # every output of the float model, in the order the program has them
+            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
     except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
         raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
-    if float_out.shape != ref_float.shape:
-        raise StageError(f"the float model {model_path} gives outputs of shape {float_out.shape[1:]} per sample, "
-                         f"the program {ref_float.shape[1:]}: give the .pt2 that was quantized")
-    dev_float = (np.concatenate([program.dequantize_outputs(d)[0] for d in dev_outputs])
-                 if n_dev else np.zeros((0,) + ref_float.shape[1:], ref_float.dtype))
+    if any(len(f) != n_out for f in float_runs):
+        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
+                         "re-export the model and quantize it again")
+    float_out = [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+    ref_deq = [program.dequantize_outputs(r) for r in ref_outputs]
+    ref_float = [np.concatenate([r[k] for r in ref_deq]) for k in range(n_out)]
+    for k in range(n_out):
+        if float_out[k].shape != ref_float[k].shape:
+            raise StageError(f"the float model {model_path} gives outputs of shape {float_out[k].shape[1:]} per sample, "
+                             f"the program {ref_float[k].shape[1:]}: give the .pt2 that was quantized")
+    dev_deq = [program.dequantize_outputs(d) for d in dev_outputs]
+    dev_float = [np.concatenate([d[k] for d in dev_deq]) if n_dev else np.zeros((0,) + ref_float[k].shape[1:], np.float32)
+                 for k in range(n_out)]
+    sqnr = [sqnr_db(f, r) for f, r in zip(float_out, ref_float)]
 
     ticks = np.asarray(session.ticks, dtype=np.float64)
     tick_hz = session.tick_hz or 0
@@ -328,12 +341,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "runner": runner_name,
         "n_samples": int(len(x)),
         "n_outputs_received": n_dev,
-        "float_accuracy": accuracy(float_out, y),
-        "reference_accuracy": accuracy(ref_float, y),
-        "device_accuracy": accuracy(dev_float, y[:n_dev] if y is not None else None) if n_dev else None,
-        "bit_exact_mismatches": int(mismatches),
+        "float_accuracy": accuracy(float_out[0], y),
+        "reference_accuracy": accuracy(ref_float[0], y),
+        "device_accuracy": accuracy(dev_float[0], y[:n_dev] if y is not None else None) if n_dev else None,
+        "bit_exact_mismatches": int(sum(mismatches)),
         "output_elements": int(sum(r.size for ro in ref_outputs for r in ro)),
-        "sqnr_db_vs_float": sqnr_db(float_out, ref_float),
+        "sqnr_db_vs_float": _worst(sqnr),
         "instructions_per_inference": None if instructions is None else round(instructions),
         "ticks_per_inference": float(ticks.mean()) if len(ticks) else None,
         "tick_hz": tick_hz,
@@ -347,6 +360,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
+    if n_out > 1:  # every output its own figures; a single-output report keeps its form
+        results["outputs"] = [
+            {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
+             "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k]}
+            for k, name in enumerate(program.graph.outputs)
+        ]
     warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path)
     if warnings:
         results["warnings"] = warnings
@@ -384,6 +403,20 @@ def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | Non
         out.append(f"SQNR vs float is {sqnr:.1f} dB (< 0: the program is further from the float model than zero "
                    f"output): is {model_path} the network that was quantized, and is the calibration right?")
     return out
+
+
+def _tensor_leaves(value) -> list[np.ndarray]:
+    """The tensors of a model's (possibly nested) output, in ``torch.export``'s flattening order --
+    the order of the program's outputs."""
+    import torch
+
+    return [v.detach().numpy() for v in torch.utils._pytree.tree_leaves(value) if isinstance(v, torch.Tensor)]
+
+
+def _worst(values: list) -> float | None:
+    """The lowest SQNR of several outputs (None if any is None): the headline figure of a
+    multi-output model; each output's own is under ``outputs``."""
+    return None if any(v is None for v in values) else min(values)
 
 
 def _tables(ir_dir) -> list | None:

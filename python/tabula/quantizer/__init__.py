@@ -8,7 +8,7 @@ if TYPE_CHECKING:
 
 from ..errors import QuantizationError  # noqa: E402
 
-__all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+__all__ = ["quantize", "capture", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
 
@@ -118,6 +118,28 @@ def _checked(v, i: int, k: int):
     return v
 
 
+def passes() -> list:
+    """The FX passes run on the captured float graph before the unsupported-op check and
+    annotation, in order: ``(name, function(gm))``."""
+    from .fold_constants_pass import fold_constants
+    from .remove_identities_pass import remove_identities
+
+    return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
+
+
+def _to_eval(gm) -> None:
+    """torchao's ``move_exported_model_to_eval`` (PT2E's ``model.eval()``): it rewrites the dropout
+    and batch-norm patterns of a graph, matching them by exporting a dozen pattern graphs (about 3 s
+    a call); a graph with neither op is left as it is."""
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+
+    from ..fx import canonical_op
+
+    if any(n.op == "call_function" and ("dropout" in canonical_op(n.target) or "batch_norm" in canonical_op(n.target))
+           for n in gm.graph.nodes):
+        move_exported_model_to_eval(gm)
+
+
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
@@ -131,6 +153,8 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             image of every input code) or ``"observed"`` (calibrated).
     Returns:
         The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
+        Identity-like ops are gone and constant-only subgraphs are folded into constants
+        (:func:`passes`, run before anything else).
     Raises:
         UnsupportedOpError: listing every unsupported op, before any calibration runs.
         ValueError: NaN/Inf in the weights, or an unknown scheme.
@@ -138,13 +162,14 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             constant value (every range would collapse).
     """
     import torch
-    from torchao.quantization.pt2e import move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     from .annotator import TabulaQuantizer, check_supported
     from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
+    for _, run_pass in passes():
+        run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
     check_supported(gm, scheme)
 
     def check_finite(when: str) -> None:
@@ -156,10 +181,10 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
     check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
-    move_exported_model_to_eval(prepared)
+    _to_eval(prepared)
     with torch.no_grad():
         for args in _batches(calibration):
             prepared(*args)
     converted = convert_pt2e(prepared)
-    move_exported_model_to_eval(converted)
+    _to_eval(converted)
     return converted

@@ -62,6 +62,9 @@ def print_table(results: dict) -> None:
     for k in keys:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
+    for o in results.get("outputs") or []:  # several model outputs: one line each
+        print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, "
+              f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
     for r in results.get("memory") or []:
         name = r["region"]
         what = [f"{r['n_constants']} constants {r['constants']} B" if r.get("constants") else "",
