@@ -147,6 +147,18 @@ static inline int32_t tabula_requant48(int64_t acc, int32_t m, int32_t s, int32_
 }
 
 /*
+ * Window check shared by CONV2D and DEPTHWISE_CONV2D: win != NULL; sizes, kernel, stride and dilation
+ * >= 1; pad_top, pad_left >= 0.
+ */
+static inline int tabula_conv_window_ok(const tabula_window *win)
+{
+    return win != 0 && win->n >= 1 && win->h >= 1 && win->w >= 1 && win->c >= 1 && win->out_h >= 1
+           && win->out_w >= 1 && win->kernel_h >= 1 && win->kernel_w >= 1 && win->stride_y >= 1
+           && win->stride_x >= 1 && win->dilation_y >= 1 && win->dilation_x >= 1 && win->pad_top >= 0
+           && win->pad_left >= 0;
+}
+
+/*
  * Argument check shared by the pooling kernels (TOSA 1.0 MAX_POOL2D / AVG_POOL2D): sizes, kernel,
  * stride >= 1; dilation == 1 (pooling has none); 0 <= pad_top < kernel_h, 0 <= pad_left < kernel_w;
  * the last window starts inside the input.  Together these put at least one real element in every

@@ -65,18 +65,14 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
-    if (win == 0) {
+    if (!tabula_conv_window_ok(win) || out_c < 1 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
     }
     n = win->n; h = win->h; w = win->w; c = win->c;
     oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
     sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
     pt = win->pad_top; pl = win->pad_left;
-    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
-        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || out_c < 1 || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
-        return TABULA_ERR_ARG;
-    }
     if (requant) {
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }

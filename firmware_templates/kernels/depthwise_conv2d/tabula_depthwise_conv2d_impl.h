@@ -235,27 +235,24 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     int32_t b, oy, ox, ky, kx, o, o0;
     int32_t n, h, w, c, oc, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
     tabula_dw_rq rq = {0, 0, 0, 0};
-    if (win == 0) {
+    if (!tabula_conv_window_ok(win) || mult < 1 || win->c > INT32_MAX / mult
+        || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
+        || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, win->c * mult, TABULA_ZP_MIN(TABULA_DW_OUT_T),
+                                          TABULA_ZP_MAX(TABULA_DW_OUT_T), TABULA_MIN(TABULA_DW_OUT_T),
+                                          TABULA_MAX(TABULA_DW_OUT_T),
+                                          TABULA_DW_WIDE ? INT64_C(1) << 15 : INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
+    oc = win->c * mult;
     n = win->n; h = win->h; w = win->w; c = win->c;
     oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
     sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
     pt = win->pad_top; pl = win->pad_left;
-    if (n < 1 || h < 1 || w < 1 || c < 1 || oh < 1 || ow < 1 || kh < 1 || kw < 1 || sy < 1 || sx < 1
-        || dy < 1 || dx < 1 || pt < 0 || pl < 0 || mult < 1 || c > INT32_MAX / mult
-        || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
-        || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, c * mult, TABULA_ZP_MIN(TABULA_DW_OUT_T), TABULA_ZP_MAX(TABULA_DW_OUT_T),
-                                          TABULA_MIN(TABULA_DW_OUT_T), TABULA_MAX(TABULA_DW_OUT_T),
-                                          TABULA_DW_WIDE ? INT64_C(1) << 15 : INT64_C(1) << 31))) {
-        return TABULA_ERR_ARG;
-    }
     if (requant) {
         rq.requant = requant;
         rq.zp = requant[0]; rq.lo = requant[1]; rq.hi = requant[2];
     }
-    oc = c * mult;
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
         tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
