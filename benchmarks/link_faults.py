@@ -11,7 +11,7 @@ damaged, what each side detected, retries by cause, OUTPUTs replayed, wall time.
     python benchmarks/link_faults.py --board corstone300 --build build/corstone300/digits --seeds 1
 
 ``--build`` is the example's build folder (firmware, ir.json), ``--data`` its test set (default:
-``<build_dir>/examples/digits/test.npz``, where SCons keeps the trained example).
+``<build_dir>/<board>/examples/digits/test.npz``, where SCons keeps the trained example).
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=0, help="first N samples only")
     a = ap.parse_args()
     build = a.build or Path("build") / a.board / "digits"
-    data = a.data or build.parent.parent / "examples" / "digits" / "test.npz"
+    data = a.data or build.parent / "examples" / "digits" / "test.npz"
     elf = build / "firmware.elf" if (build / "firmware.elf").is_file() else build / "firmware"
 
     program = tabula.load(build)

@@ -18,7 +18,7 @@ Per model (``examples/mlperf_tiny/``; data in ``../shared/mlperf_tiny`` or ``$TA
 * **TFLM + CMSIS-NN** on the M55 (quoted from issue 11): instructions per inference kws 1,812,687,
   ic 4,911,187, ad 150,031; arena kws 27,360 B, ic 55,040 B, ad 9,712 B.
 
-A model whose ops tabula lacks yet is skipped with one line naming them.  Prints one table.
+A model whose build fails is skipped with one line naming the error.  Prints one table.
 """
 from __future__ import annotations
 
@@ -77,14 +77,11 @@ def tflite_int8(name: str, x_nhwc: np.ndarray, reference_kernels: bool) -> np.nd
 
 def tabula_run(name: str, scheme: str, board: str, build_dir: Path) -> dict:
     """Build and run the example through SCons; returns results.json plus ``program`` dir, or
-    ``{"skip": reason}`` when the model waits for ops tabula does not have yet."""
+    ``{"skip": reason}`` naming the first error line when the build fails."""
     cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(ROOT), f"board={board}", f"example={name}",
            f"scheme={scheme}", f"build_dir={build_dir}"]
     p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
     if p.returncode != 0:
-        waiting = mlperf_tiny.waiting_for(name, p.stderr)
-        if waiting:
-            return {"skip": f"waits for {', '.join(waiting)}"}
         err = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.startswith(("tabula: error", "scons: ***"))]
         return {"skip": f"build failed: {err[0] if err else p.stderr.strip().splitlines()[-1:]}"}
     sub = name if scheme == "int8" else f"{name}-{scheme}"

@@ -260,6 +260,26 @@ class KernelLib:
     def mul(self, a, b, shift=0) -> np.ndarray:
         return self._binary("tabula_mul_s32", a, b, shift)
 
+    def _bcast(self, name: str, a, b, *extra) -> np.ndarray:
+        """``tabula_<op>_bcast_s32`` over int32 ``a`` and ``b`` of one rank (shapes broadcast as TOSA)."""
+        a, b = _c(a, np.int32), _c(b, np.int32)
+        if a.ndim != b.ndim:
+            raise ValueError(f"{name}: ranks {a.ndim} and {b.ndim} differ")
+        out = _out(tuple(y if x == 1 else x for x, y in zip(a.shape, b.shape)), np.int32)
+        sa, sb = _c(a.shape, np.int32), _c(b.shape, np.int32)
+        self._call(name, _ptr(a, _i32p), _ptr(sa, _i32p), _ptr(b, _i32p), _ptr(sb, _i32p), a.ndim, *extra,
+                   _ptr(out, _i32p))
+        return out
+
+    def add_bcast(self, a, b) -> np.ndarray:
+        return self._bcast("tabula_add_bcast_s32", a, b)
+
+    def sub_bcast(self, a, b) -> np.ndarray:
+        return self._bcast("tabula_sub_bcast_s32", a, b)
+
+    def mul_bcast(self, a, b, shift=0) -> np.ndarray:
+        return self._bcast("tabula_mul_bcast_s32", a, b, shift)
+
     def concat(self, xs, axis) -> np.ndarray:
         """Join arrays of one dtype along ``axis`` with tabula_concat (outer blocks x inner bytes)."""
         xs = [np.ascontiguousarray(x) for x in xs]

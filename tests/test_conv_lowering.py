@@ -195,6 +195,23 @@ def test_batch_norm_folds_like_a_hand_folded_model(scheme, make):
     assert all(torch.equal(v, m.state_dict()[k]) for k, v in before.items())  # the user's model is untouched
 
 
+class _ConvCloneBN(_ConvBN):
+    """conv -> clone -> BatchNorm -> relu: the identity is removed before the BatchNorm pass looks."""
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x).clone()))
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_an_identity_between_conv_and_batch_norm_does_not_stop_the_fold(scheme):
+    torch.manual_seed(0)
+    m = randomize_batch_norms(_ConvCloneBN().eval())
+    plain = _ConvBN().eval()
+    plain.load_state_dict(m.state_dict())
+    p, _ = _program(m, (4, 6, 5), scheme)
+    assert "DEPTHWISE_CONV2D" not in _ops(p) and _ops(p) == _ops(_program(plain, (4, 6, 5), scheme)[0])
+
+
 class _BNFirst(nn.Module):
     def __init__(self, shape):
         super().__init__()

@@ -80,6 +80,29 @@ def test_relu_after_conv_gets_the_relu_grid_and_no_clamp_int8():
     assert sqnr_db(ref, got) > sqnr_db(ref, unfused) + 1.5, (sqnr_db(ref, got), sqnr_db(ref, unfused))
 
 
+class _ConvIdentityReLU(nn.Module):
+    """conv -> clone -> dropout -> relu: identities removed before quantization hide no fusion."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return torch.relu(self.drop(self.conv(x).clone()))
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["tabula_quantize", "prepare_pt2e"])
+def test_an_identity_between_conv_and_relu_does_not_stop_the_fusion(direct):
+    torch.manual_seed(0)
+    model, x = _ConvIdentityReLU().eval(), torch.randn(16, 3, 8, 8)
+    gm = _quantize(model, x, "int8") if direct else tabula.quantize(model, (x[:1],), x)
+    relu = _node(gm, "aten.relu")
+    assert rules.canonical_op(relu.args[0].target) == "aten.conv2d"  # fused: no quantize, no clone between
+    ops = [o.op for o in tabula.lower(gm).graph.ops]
+    assert "CLAMP" not in ops and ops.count("RESCALE") == 1
+
+
 def test_a16w8_fused_relu_is_a_clamp_after_the_rescale_and_matches_pt2e():
     model, x = _net_and_data()
     gm = tabula.quantize(model, (x[:1],), x, scheme="a16w8")

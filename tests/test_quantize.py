@@ -109,23 +109,37 @@ def test_unsupported_ops_are_all_listed_with_source_before_calibration():
     assert {n for n, _ in ei.value.ops} == {"aten.cumsum", "aten.sort"}
 
 
-class _ScalarAndBroadcast(nn.Module):
+class _BeyondTheLowerings(nn.Module):
+    """Supported ops used beyond what their lowerings do, and a dtype conversion: each failed after
+    calibration (LoweringError) or at the first odd node before."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("zeros", torch.zeros(8))
+
     def forward(self, x):
-        y = x * 0.5
-        z = y + x[:, :1]
-        return torch.neg(z) + 1
+        a = x / torch.sigmoid(x)  # div by an activation
+        b = torch.div(x, 2.0, rounding_mode="floor")
+        c = x / self.zeros  # div by zero
+        d = torch.nn.functional.pad(x.view(1, 2, 2, 2), (1, 1, 1, 1), mode="reflect").mean(1)  # reflect; mean over C
+        return a + b + c + d.reshape(1, -1)[:, :8], x.half()
 
 
-def test_scalar_operands_and_broadcasting_are_listed_with_the_unsupported_ops():
-    """The arithmetic lowering's limits are reported in the same up-front list (found one per failed
-    build before)."""
+def test_uses_beyond_the_lowerings_are_listed_with_the_unsupported_ops():
+    """The lowerings' limits (each module's ``unsupported(node)``) are reported in the same up-front
+    list, before calibration, instead of one LoweringError per failed build after it."""
     x = torch.randn(4, 8)
     with pytest.raises(UnsupportedOpError) as ei:
-        tabula.quantize(_ScalarAndBroadcast(), (x[:1],), _ExplodingCalibration())
+        tabula.quantize(_BeyondTheLowerings(), (x[:1],), _ExplodingCalibration())
     ops = [n for n, _ in ei.value.ops]
-    assert ops == ["aten.mul with a scalar operand (use a tensor of the same shape)",
-                   "aten.add broadcasting (1, 8) with (1, 1)", "aten.neg",
-                   "aten.add with a scalar operand (use a tensor of the same shape)"]
+    assert ops == [
+        "aten.div by an activation (division by a constant only; multiply by torch.reciprocal(y) instead)",
+        "aten.div with rounding_mode='floor' (floor / trunc division)",
+        "aten.div by zero",
+        "aten.pad with mode='reflect' (only constant padding)",
+        "aten.mean over dims (1,) (only (2, 3): H and W of an NCHW tensor)",
+        "aten.to (a conversion to torch.float16; tabula runs float32 models)",
+    ], ops
     assert all("test_quantize.py:" in src for _, src in ei.value.ops)
 
 

@@ -14,7 +14,7 @@ the kernel sources are the manifest's build list.  The linker script's memory pa
 constants and arena placed in other regions) is generated from the board's ``board.toml [memory]``
 by :func:`tabula.memory.linker_script`; the board's ``linker.ld`` INCLUDEs it.  Objects go to
 ``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs) never share an
-object file. Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
+object file. Objects carry no absolute path (:func:`reproducible_flags`). Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
 on the include path (that is where model.h is found).
 """
 from pathlib import Path
@@ -58,6 +58,14 @@ def memory_script(env, board, build_dir):
                        env.Action(_write_memory_script, "generating $TARGET"))[0]
 
 
+def reproducible_flags(build_abspath):
+    """Compiler flags that keep the checkout's and the build folder's absolute paths out of the objects
+    (debug info, ``__FILE__``): the same commit gives a byte-identical ELF wherever it is checked out
+    and whatever ``build_dir`` is.  GCC applies the last matching map, so the build folder (which may
+    lie inside the checkout) comes second."""
+    return [f"-ffile-prefix-map={repo_root()}=.", f"-ffile-prefix-map={build_abspath}=build"]
+
+
 def build_firmware(env, board, model_sources, build_dir):
     """Returns the program node: ``<build_dir>/firmware.elf`` (``firmware`` for the host)."""
     if env.get("TABULA_TOOL_BOARD") != board.name:
@@ -72,6 +80,7 @@ def build_firmware(env, board, model_sources, build_dir):
         if node.dir not in model_dirs:
             model_dirs.append(node.dir)
     header = kernels_header(env, build_dir)
+    env.Append(CCFLAGS=reproducible_flags(env.Dir(str(build_dir)).get_abspath()))
     env.Prepend(CPPPATH=model_dirs + [header.dir, str(RUNTIME), str(kernels.kernels_dir())])
 
     runtime, kernel_sources = runtime_sources()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Spec", "SPECS", "data_dir", "load_model", "load_inputs", "split", "source_files", "waiting_for"]
+__all__ = ["Spec", "SPECS", "data_dir", "load_model", "load_inputs", "split", "source_files"]
 
 #: The repository root (examples/mlperf_tiny/ is two levels below it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +40,13 @@ class Spec:
     int8_tflite: str
     inputs: str
     task: str
-    #: ops the model needs that tabula did not have when the example was added: label -> words that
-    #: name it in an UnsupportedOpError / LoweringError (see :func:`waiting_for`)
-    needs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 SPECS: dict[str, Spec] = {
     "kws": Spec("kws", "keyword spotting, DS-CNN", "DSCNN", "kws_ref_model_float32.tflite", "kws_ref_model.tflite",
-                "kws_inputs.npz", "classification", (("softmax", ("softmax",)), ("depthwise conv2d", ("depthwise", "groups")))),
+                "kws_inputs.npz", "classification"),
     "ic": Spec("ic", "image classification, ResNet-8", "ResNet8", "pretrainedResnet.tflite",
-               "pretrainedResnet_quant.tflite", "ic_inputs.npz", "classification", (("softmax", ("softmax",)),)),
+               "pretrainedResnet_quant.tflite", "ic_inputs.npz", "classification"),
     "ad": Spec("ad", "anomaly detection, FC autoencoder", "AutoEncoder", "ad01_fp32.tflite", "ad01_int8.tflite",
                "ad_inputs.npz", "anomaly"),
 }
@@ -112,24 +109,3 @@ def split(n: int) -> tuple[np.ndarray, np.ndarray]:
     test, so the two sets never share a sample and both span the recording."""
     idx = np.arange(n)
     return idx[0::2], idx[1::2]
-
-
-def waiting_for(name: str, message: str) -> list[str] | None:
-    """The ops model ``name`` is waiting for, if ``message`` (a tabula error's text: an
-    UnsupportedOpError's list, or a LoweringError line) names only ops in its ``needs``; else None
-    (an error of another kind, or an op nobody is adding: a real failure)."""
-    needs = dict(_spec(name).needs)
-    if not needs:
-        return None
-
-    def labels(text: str) -> set[str]:
-        return {label for label, words in needs.items() if any(w in text for w in words)}
-
-    if "unsupported op(s) in the model" in message:
-        listed = [ln.strip()[2:] for ln in message.splitlines() if ln.strip().startswith("- ")]
-        found = [labels(ln) for ln in listed]
-        return sorted(set().union(*found)) if listed and all(found) else None
-    if "LoweringError" in message or "tabula: error:" in message:
-        line = next((ln for ln in message.splitlines() if "LoweringError" in ln or "tabula: error:" in ln), "")
-        return sorted(labels(line)) or None
-    return None

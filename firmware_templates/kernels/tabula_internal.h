@@ -50,6 +50,18 @@ static inline int64_t tabula_clamp64(int64_t v, int64_t lo, int64_t hi)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/* TOSA 1.0 MUL of one int32 pair: p = a * b exact in int64 (|p| <= 2^62), then for shift > 0
+ * (p + 2^(shift-1)) >> shift, flooring (half toward +infinity; the rounding term is at most 2^61, so
+ * nothing overflows int64).  A result outside int32 wraps modulo 2^32 (out of contract). */
+static inline int32_t tabula_mul_elem_s32(int32_t a, int32_t b, int32_t shift)
+{
+    int64_t p = (int64_t)a * (int64_t)b;
+    if (shift > 0) {
+        p = tabula_asr64(p + ((int64_t)1 << (shift - 1)), shift);
+    }
+    return tabula_u32_to_s32((uint32_t)(uint64_t)p);
+}
+
 /*
  * Argument check shared by the RESCALE kernels: count >= 0, channels >= 1, count % channels == 0,
  * input_zp in [izp_lo, izp_hi], output_zp in [ozp_lo, ozp_hi], and every used multiplier in

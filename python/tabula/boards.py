@@ -26,6 +26,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import BoardError
 from .memory import MemoryMap, parse_memory
 
 REQUIRED_KEYS = ("name", "description", "cpu", "toolchain", "sources", "tick_hz", "runner")
@@ -124,25 +125,48 @@ def list_boards() -> list[str]:
 
 
 def load_board(name: str) -> Board:
-    """Read ``boards/<name>/board.toml``. Unknown names raise ValueError listing the known ones."""
+    """Read ``boards/<name>/board.toml``.
+
+    Raises:
+        BoardError (a ValueError): an unknown name (listing the known ones), or a board.toml that is
+            not valid TOML, lacks a required key or has a value of the wrong type (naming the file).
+    """
     bdir = boards_dir() / name
     toml_path = bdir / "board.toml"
     if not toml_path.is_file():
         known = ", ".join(list_boards()) or "none"
-        raise ValueError(f"unknown board {name!r}: available boards are {known} (in {boards_dir()})")
-    with toml_path.open("rb") as f:
-        raw = tomllib.load(f)
+        raise BoardError(f"unknown board {name!r}: available boards are {known} (in {boards_dir()})")
+    try:
+        with toml_path.open("rb") as f:
+            raw = tomllib.load(f)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise BoardError(f"{toml_path} is not readable TOML ({e}); fix it (copy the closest board's "
+                         "board.toml, README: Adding a board) or remove the folder") from None
     missing = [k for k in REQUIRED_KEYS if k not in raw]
     if missing:
-        raise ValueError(f"{toml_path}: missing keys {', '.join(missing)}")
+        raise BoardError(f"{toml_path}: missing keys {', '.join(missing)}; add them (README: Adding a board)")
     if raw["name"] != name:
-        raise ValueError(f"{toml_path}: name = {raw['name']!r} but the folder is {name!r}")
+        raise BoardError(f"{toml_path}: name = {raw['name']!r} but the folder is {name!r}; make them the same")
+    try:
+        return _board(name, bdir, raw)
+    except BoardError:
+        raise
+    except ValueError as e:
+        if "board.toml" in str(e):  # parse_memory's own line names the file and the rule
+            raise BoardError(str(e)) from None
+        raise BoardError(f"{toml_path}: {e}; compare with a working board's board.toml (README: Adding a board)") from None
+    except (TypeError, KeyError, AttributeError) as e:
+        raise BoardError(f"{toml_path}: a value has the wrong type or form ({type(e).__name__}: {e}); "
+                         "compare with a working board's board.toml (README: Adding a board)") from None
+
+
+def _board(name: str, bdir: Path, raw: dict) -> Board:
     script = raw.get("linker_script")
     return Board(
         name=name,
         dir=bdir,
-        description=raw["description"],
-        cpu=raw["cpu"],
+        description=str(raw["description"]),
+        cpu=str(raw["cpu"]),
         toolchain=raw["toolchain"],
         cflags=list(raw.get("cflags", [])),
         ldflags=list(raw.get("ldflags", [])),

@@ -8,7 +8,7 @@
     tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P]
 
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
-validation: bit-exact mismatches or a device error); no traceback.
+validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
 """
 from __future__ import annotations
 
@@ -77,21 +77,40 @@ def _cmd_plots(a) -> int:
 
 
 def _cmd_show(a) -> int:
+    from .errors import MissingFileError, StageError
     from .report import print_table
 
-    with open(a.results) as f:
-        print_table(json.load(f))
+    try:
+        with open(a.results, encoding="utf-8") as f:
+            res = json.load(f)
+    except FileNotFoundError:
+        raise MissingFileError(f"{a.results} not found; tabula run (or scons) writes results.json") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StageError(f"{a.results} is not a readable results.json ({type(e).__name__}: {e}); run the "
+                         "board again (tabula run or scons) to rewrite it") from None
+    if not isinstance(res, dict):
+        raise StageError(f"{a.results} holds a JSON {type(res).__name__}, not tabula results; run the board again")
+    print_table(res)
     return 0
 
 
 def _cmd_boards(a) -> int:
+    """List every board; a broken board.toml is named (with its fix) on stderr, the others are still
+    listed, and the exit code is 2."""
     from .boards import list_boards, load_board
+    from .errors import TabulaError
 
+    status = 0
     for name in list_boards():
-        b = load_board(name)
+        try:
+            b = load_board(name)
+        except TabulaError as e:
+            print(f"tabula: error: {e}", file=sys.stderr)
+            status = 2
+            continue
         runners = "/".join([b.default_runner] + [r for r in b.runner.get("prefer", []) if r != b.default_runner])
         print(f"{name:16s} {b.cpu:11s} {runners:9s} {b.description}")
-    return 0
+    return status
 
 
 def _cmd_validate(a) -> int:
@@ -107,10 +126,16 @@ def _cmd_validate(a) -> int:
     from .report import print_table
     from .stages import run_and_report
 
+    from .stages import check_run_options
+
     board = load_board(a.board)
+    check_run_options(board, a.runner or None, a.limit, a.port or None, a.timeout)
     if bool(a.model) != bool(a.data):
         raise StageError("--model and --data go together (or give neither for the digits example)")
     build_dir = Path(a.build_dir).resolve()
+    if a.name and (a.name in (".", "..") or any(c in a.name for c in "/\\\0")):
+        raise StageError(f"--name {a.name!r} must be a plain folder name (no '/', '\\' or '..'): every file goes "
+                         f"into <build-dir>/<board>/<name>")
     if a.model:
         name = a.name or Path(a.model).stem
         model, data = str(Path(a.model).resolve()), str(Path(a.data).resolve())
@@ -134,8 +159,8 @@ def _cmd_validate(a) -> int:
         scons_err = [ln for ln in lines if ln.startswith("scons: ***")]
         raise StageError(f"build failed: {' | '.join(scons_err or lines[-3:])}")
     if not a.model:
-        data = str(build_dir / "examples" / "digits" / "test.npz")
-        model = str(build_dir / "examples" / "digits" / "model.pt2")
+        data = str(build_dir / board.name / "examples" / "digits" / "test.npz")
+        model = str(build_dir / board.name / "examples" / "digits" / "model.pt2")
     elf = out / ("firmware.elf" if board.toolchain == "arm_gnu" else "firmware")
     try:
         res = run_and_report(elf, board.name, out, data, model, out, runner=a.runner or None,
@@ -166,7 +191,7 @@ def _add_validate(sub) -> None:
     v.add_argument("--runner", default="", help="override the board's runner (host, qemu, fvp, board)")
     v.add_argument("--port", default="", help="serial port or pyserial URL of a real board")
     v.add_argument("--limit", type=int, default=0)
-    v.add_argument("--timeout", type=float, default=0, help="seconds per wait (default: the runner's)")
+    v.add_argument("--timeout", type=float, default=None, help="seconds per wait (default: the runner's)")
     v.add_argument("--build-dir", default="build")
     v.add_argument("--quiet", action="store_true")
     v.set_defaults(fn=_cmd_validate)
@@ -216,15 +241,18 @@ def main(argv: list[str] | None = None) -> int:
     _quiet_torch()
     from .errors import TabulaError
 
+    debug = bool(os.environ.get("TABULA_DEBUG"))
     try:
         return args.fn(args)
     except TabulaError as e:  # every error tabula raises on purpose: one line, its exit code
+        if debug:
+            raise
         print(f"tabula: error: {e}", file=sys.stderr)
         return e.exit_code
-    except (FileNotFoundError, ValueError, TypeError) as e:  # a library's own check (torch, numpy): one line
-        if os.environ.get("TABULA_DEBUG"):
+    except (OSError, ValueError, TypeError) as e:  # a library's own check (torch, numpy), a full disk: one line
+        if debug:
             raise
-        print(f"tabula: error: {e} (set TABULA_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(f"tabula: error: {type(e).__name__}: {e} (set TABULA_DEBUG=1 for the traceback)", file=sys.stderr)
         return 2
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "TabulaError", "StageError", "QuantizationError", "UnsupportedOpError", "IRError", "LoweringError",
-    "InterpreterError", "RunnerError", "MissingFileError",
+    "InterpreterError", "RunnerError", "MissingFileError", "BoardError",
 ]
 
 
@@ -69,3 +69,8 @@ class InterpreterError(TabulaError, RuntimeError):
 class RunnerError(StageError):
     """The runner could not start the firmware (a missing emulator, pyocd, pack or port), or the
     firmware did not exit in time."""
+
+
+class BoardError(TabulaError, ValueError):
+    """A board that does not exist, or a ``boards/<name>/board.toml`` that cannot be read or lacks a
+    key; the message names the file and what to fix."""

@@ -6,6 +6,8 @@ PT2E's quantize/dequantize nodes are recognised by their op name
 """
 from __future__ import annotations
 
+import re
+
 import torch
 from torch.fx import Node
 
@@ -63,23 +65,60 @@ def is_qdq(node) -> bool:
     return is_quantize(node) or is_dequantize(node) or is_dequantize_per_channel(node)
 
 
+def _library_dirs() -> tuple[str, ...]:
+    """Folders whose frames are never the user's model code: torch, torchao (located without
+    importing it) and the Python standard library."""
+    import importlib.util
+    import os
+    import sysconfig
+
+    dirs = [os.path.dirname(torch.__file__), sysconfig.get_paths()["stdlib"]]
+    spec = importlib.util.find_spec("torchao")
+    if spec is not None and spec.origin:
+        dirs.append(os.path.dirname(spec.origin))
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+_LIBRARY_DIRS: tuple[str, ...] | None = None
+#: torch / torchao installed somewhere else than the running ones (e.g. a trace recorded elsewhere)
+_OTHER_TORCH = re.compile(r"[/\\](site|dist)-packages[/\\]torch(ao)?[/\\]")
+
+
+def _module_path(node: Node) -> str | None:
+    """``features.3 (Conv2d)``: the innermost module of the node's ``nn_module_stack``."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return None
+    path, typ = list(stack.values())[-1]
+    typ = typ if isinstance(typ, str) else getattr(typ, "__qualname__", str(typ))
+    typ = typ.rsplit(".", 1)[-1]
+    return f"{path} ({typ})" if path else typ
+
+
 def node_source(node: Node) -> str:
-    """``file.py:line node <name>``: the innermost frame of the export stack trace that is not inside
-    torch itself (the user's model code), or just the node name.  Only the file's base name is kept
-    so generated sources are reproducible across checkouts."""
+    """Where the user wrote the op: ``file.py:line node <name>``, from the innermost frame of the
+    export stack trace outside torch, torchao and the standard library (the user's model code).
+    A model without such a frame (an ``nn.Sequential`` of torch modules) is named by the module
+    path of the node's ``nn_module_stack``: ``features.3 (Conv2d) node <name>`` -- never torch's own
+    file and line.  Only the file's base name is kept so generated sources are reproducible across
+    checkouts."""
+    global _LIBRARY_DIRS
+    if _LIBRARY_DIRS is None:
+        _LIBRARY_DIRS = _library_dirs()
     trace = node.meta.get("stack_trace") or ""
-    frames = []
+    user = []
     for ln in trace.splitlines():
         ln = ln.strip()
         if ln.startswith('File "') and ", line " in ln:
             fname = ln.split('"')[1]
             lineno = ln.split(", line ")[1].split(",")[0]
-            frames.append((fname, lineno))
-    user = [f for f in frames if "/torch/" not in f[0] and "/torchao/" not in f[0]]
-    if user or frames:
-        fname, lineno = (user or frames)[-1]
+            if not fname.startswith(_LIBRARY_DIRS) and not _OTHER_TORCH.search(fname):
+                user.append((fname, lineno))
+    if user:
+        fname, lineno = user[-1]
         return f"{fname.rsplit('/', 1)[-1]}:{lineno} node {node.name}"
-    return f"node {node.name}"
+    module = _module_path(node)
+    return f"{module} node {node.name}" if module else f"node {node.name}"
 
 
 def arg(node: Node, index: int, name: str, default):

@@ -26,7 +26,7 @@ from . import dtypes
 from .errors import IRError, LoweringError, MissingFileError
 from .reference.ops import TType, specs
 
-__all__ = ["Tensor", "Op", "Graph", "verify", "OPS", "IR_VERSION", "IRError", "LoweringError"]
+__all__ = ["Tensor", "Op", "Graph", "verify", "check_tensor", "OPS", "IR_VERSION", "IRError", "LoweringError"]
 
 #: The closed op set: every op with a spec in ``tabula/reference/ops/``.
 OPS: tuple[str, ...] = tuple(sorted(specs()))
@@ -34,6 +34,9 @@ OPS: tuple[str, ...] = tuple(sorted(specs()))
 #: Version written into ``ir.json``.  2: the int16 x int8 accumulator is ``"int48"`` (version 1 said
 #: ``"int64"``, read as int48).
 IR_VERSION = 2
+
+#: The fix every error about a damaged or edited IR file names.
+REGENERATE = "the IR files were edited or damaged: regenerate ir.json and ir.npz with tabula quantize (or scons)"
 
 
 @dataclass
@@ -151,14 +154,15 @@ class Graph:
 
     def save(self, directory: str | Path) -> None:
         """Write ``ir.json`` (structure) and ``ir.npz`` (constants) into ``directory``.
-        Both are written to temporary names first and renamed, so no half-written IR is left."""
+        Both are written to temporary names first and renamed, so no half-written IR is left
+        (StageError naming the file when the disk is full: :func:`tabula.files.write_atomic`)."""
+        from .files import write_atomic
+
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        tmp_json, tmp_npz = d / "ir.json.tmp", d / "ir.tmp.npz"
-        tmp_json.write_text(json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n")
-        np.savez(tmp_npz, **self.constants)
-        tmp_json.replace(d / "ir.json")
-        tmp_npz.replace(d / "ir.npz")
+        text = json.dumps(self.to_json(), indent=1, sort_keys=False) + "\n"
+        write_atomic(d / "ir.npz", lambda tmp: np.savez(tmp, **self.constants))
+        write_atomic(d / "ir.json", text)
 
     @classmethod
     def load(cls, directory: str | Path) -> "Graph":
@@ -186,39 +190,64 @@ class Graph:
         try:
             version = js.get("version")
             if version not in (1, IR_VERSION):
-                raise IRError(f"{d / 'ir.json'}: IR version {version!r}; this tabula reads versions 1 and {IR_VERSION}")
+                raise IRError(f"{d / 'ir.json'}: IR version {version!r}; this tabula reads versions 1 and "
+                              f"{IR_VERSION}: regenerate the IR with this tabula (tabula quantize or scons)")
             g = cls(inputs=list(js["inputs"]), outputs=list(js["outputs"]), io_layout=dict(js.get("io_layout", {})))
             for tj in js["tensors"]:
                 qr = tj.get("qrange")
                 t = Tensor(tj["name"], tuple(tj["shape"]), dtypes.get(tj["dtype"]).name, tj["scale"], tj["zero_point"],
                            tj["const"], tuple(qr) if qr else None)
+                if t.name in g.tensors:
+                    raise IRError(f"{d / 'ir.json'}: tensor {t.name!r} is defined twice; {REGENERATE}")
                 g.tensors[t.name] = t
             g.ops = [Op(o["op"], list(o["inputs"]), list(o["outputs"]), dict(o["attrs"]), o.get("source", ""))
                      for o in js["ops"]]
         except IRError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise IRError(f"{d / 'ir.json'} is malformed ({type(e).__name__}: {e})") from None
+            raise IRError(f"{d / 'ir.json'} is malformed ({type(e).__name__}: {e}); {REGENERATE}") from None
         g.constants = consts
-        verify(g)
+        for name in consts:
+            t = g.tensors.get(name)
+            if t is None or not t.const:
+                raise IRError(f"{d / 'ir.npz'} holds {name!r}, which ir.json does not declare as a constant tensor: "
+                              f"the two files do not belong together; {REGENERATE}")
+        try:
+            verify(g)
+        except IRError as e:
+            raise IRError(f"{d}: {e}; {REGENERATE}") from None
         return g
 
 
 def verify(g: Graph) -> None:
     """Check the graph against the IR's rules and every op against its contract.
 
-    Checks: each graph input/output and op operand has a tensor; each constant tensor has data of its
-    shape and dtype; each op is in :data:`OPS`, has exactly one output, reads only tensors defined
-    before it (graph inputs, constants, earlier outputs), and its inputs, attributes and output meet
-    the op's contract (``tabula/reference/ops/<op>.py``, TOSA 1.0 semantics).
+    Checks: the graph has inputs and outputs, each with a tensor; every tensor's shape, scales, zero
+    point and qrange (:func:`check_tensor`); ``io_layout`` names only graph inputs/outputs, each
+    ``"NCHW"`` (4-D) or ``"plain"``; each constant tensor has data of its shape and dtype, and
+    every constant's data has a constant tensor; each op is in :data:`OPS`, has exactly one output,
+    reads only tensors defined before it (graph inputs, constants, earlier outputs), and its inputs,
+    attributes and output meet the op's contract (``tabula/reference/ops/<op>.py``, TOSA 1.0 semantics); no RESCALE multiplier is
+    0.  :meth:`Graph.load` (so :func:`tabula.load`), :class:`tabula.Program` (so ``run``) and
+    :func:`tabula.codegen.generate` call it: no stage trusts an IR it did not check.
 
     Raises:
-        IRError: naming the op, its source node and the broken rule.
+        IRError: naming the op (and its source node) or tensor, and the broken rule.
     """
     ops = specs()
+    if not g.inputs or not g.outputs:
+        raise IRError(f"the graph has {len(g.inputs)} input(s) and {len(g.outputs)} output(s); it needs at least one of each")
     for n in list(g.inputs) + list(g.outputs):
         if n not in g.tensors:
             raise IRError(f"graph input/output {n!r} has no tensor")
+    depthwise = {o.inputs[1] for o in g.ops if o.op == "DEPTHWISE_CONV2D" and len(o.inputs) > 1}
+    for name, t in g.tensors.items():
+        check_tensor(t, io=name in g.inputs or name in g.outputs, depthwise=name in depthwise)
+    for name, layout in g.io_layout.items():
+        if name not in g.inputs and name not in g.outputs:
+            raise IRError(f"io_layout names {name!r}, which is not a graph input or output")
+        if layout not in ("NCHW", "plain") or (layout == "NCHW" and len(g.tensors[name].shape) != 4):
+            raise IRError(f"io_layout of {name!r} is {layout!r}; it must be 'NCHW' (4-D tensors) or 'plain'")
     defined = set(g.inputs) | {n for n, t in g.tensors.items() if t.const}
     for op in g.ops:
         where = f"{op.op} ({op.source or 'no source'})"
@@ -241,6 +270,9 @@ def verify(g: Graph) -> None:
             if isinstance(e, KeyError):
                 msg = f"missing attribute {e.args[0]!r}"
             raise IRError(f"{where}: {msg}") from None
+        if op.op == "RESCALE" and any(int(m) == 0 for m in op.attrs.get("multiplier", [])):
+            raise IRError(f"{where}: multiplier {op.attrs['multiplier']} has a 0: every value would become the "
+                          "output zero point (tabula's multipliers come from frexp, in [2^30, 2^31))")
         if want != out.ttype:
             raise IRError(f"{where}: output {out.name!r} is {out.ttype.dtype} {out.ttype.shape}; the op gives "
                           f"{want.dtype} {want.shape}")
@@ -248,11 +280,62 @@ def verify(g: Graph) -> None:
     for n in g.outputs:
         if n not in defined:
             raise IRError(f"graph output {n!r} is never produced")
+    for name in g.constants:
+        if name not in g.tensors or not g.tensors[name].const:
+            raise IRError(f"constant data {name!r} has no constant tensor in the graph")
     for name, t in g.tensors.items():
         if t.const:
             if name not in g.constants:
                 raise IRError(f"constant tensor {name!r} has no data in the constants (ir.npz)")
-            data = g.constants[name]
+            data = np.asarray(g.constants[name])
             if tuple(data.shape) != tuple(t.shape) or data.dtype != t.np_dtype:
                 raise IRError(f"constant {name!r}: data {data.dtype} {tuple(data.shape)} does not match its tensor "
                               f"{t.dtype} {tuple(t.shape)}")
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_tensor(t: Tensor, io: bool = False, depthwise: bool = False) -> None:
+    """Check one tensor's type and quantization parameters against the IR's rules.
+
+    ``shape``: integers >= 1.  ``scale``: None (tables, integer intermediates), a finite float > 0, or
+    a list of them: one per channel, the channel being axis 0 (weights, bias) or the last axis
+    (accumulators); a DEPTHWISE_CONV2D weight (``depthwise``, ``[KH, KW, C, M]``) has C*M.  A graph
+    input or output (``io``) has one scale or none (an integer-only program: ``Program.run_int``
+    only).  ``zero_point``: an integer its dtype may carry (:func:`tabula.dtypes.zero_point_range`:
+    any int8 value for int8, 0 for the wider types).  ``qrange``: None or ``(lo, hi)`` integers with
+    ``lo <= hi`` inside the dtype.
+
+    Raises:
+        IRError: naming the tensor and the broken rule.
+    """
+    what = f"tensor {t.name!r}"
+    if not all(_is_int(d) and d >= 1 for d in t.shape):
+        raise IRError(f"{what}: shape {tuple(t.shape)} must be integers >= 1")
+    scales = t.scale if isinstance(t.scale, (list, tuple)) else [t.scale]
+    if t.scale is not None:
+        bad = [s for s in scales if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer))
+               or not np.isfinite(s) or s <= 0]
+        if bad or not scales:
+            raise IRError(f"{what}: scale {t.scale!r} must be finite and > 0")
+    if isinstance(t.scale, (list, tuple)):
+        if io:
+            raise IRError(f"{what}: a graph input/output needs one scale (a number), not a list {t.scale!r}")
+        shape = tuple(t.shape) or (1,)
+        counts = {1, shape[-1] * shape[-2]} if depthwise and len(shape) > 1 else {1, shape[0], shape[-1]}
+        if len(t.scale) not in counts:
+            raise IRError(f"{what}: {len(t.scale)} per-channel scales for shape {tuple(t.shape)} (one per channel: "
+                          "axis 0 for weights and bias, the last axis for accumulators, C*M for depthwise "
+                          "weights [KH, KW, C, M])")
+    lo, hi = dtypes.zero_point_range(t.dtype)
+    if not _is_int(t.zero_point) or not lo <= t.zero_point <= hi:
+        rule = f"in [{lo}, {hi}]" if lo != hi else "0 (TOSA 1.0: only int8 tensors are affine)"
+        raise IRError(f"{what}: {t.dtype} zero point {t.zero_point!r} must be an integer {rule}")
+    if t.qrange is not None:
+        dlo, dhi = dtypes.range_of(t.dtype)
+        if (len(t.qrange) != 2 or not all(_is_int(v) for v in t.qrange)
+                or not dlo <= t.qrange[0] <= t.qrange[1] <= dhi):
+            raise IRError(f"{what}: qrange {tuple(t.qrange)} must be (lo, hi) integers with "
+                          f"{dlo} <= lo <= hi <= {dhi} ({t.dtype})")

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .errors import IRError, QuantizationError
 from .ir import Graph, verify
 from .qmath import dequantize, quantize_round_half_even
 
@@ -42,6 +43,9 @@ class Program:
 
     def _qp(self, name: str) -> QParams:
         t = self.graph.tensors[name]
+        if t.scale is None:
+            raise IRError(f"graph input/output {name!r} has no scale: this program is integer-only; use run_int, "
+                          "or lower it from a quantized model (tabula.quantize) to get the float interface")
         return QParams(float(t.scale), int(t.zero_point), t.dtype)
 
     def _is_nchw(self, name: str) -> bool:
@@ -51,12 +55,22 @@ class Program:
     def quantize_inputs(self, *float_inputs) -> list[np.ndarray]:
         """Float inputs (PyTorch layout) -> integer inputs (device layout), with PyTorch's rounding.
 
-        Raises ValueError if the count or a shape does not match the program."""
+        Raises ValueError if the count or a shape does not match the program;
+        :class:`~tabula.errors.QuantizationError` for a complex input or one holding NaN or Inf (it has
+        no integer code: quantizing would silently give a plausible one)."""
         if len(float_inputs) != len(self.graph.inputs):
             raise ValueError(f"program has {len(self.graph.inputs)} input(s), got {len(float_inputs)}")
         out = []
         for name, x in zip(self.graph.inputs, float_inputs):
-            x = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x, dtype=np.float32)
+            qp = self._qp(name)
+            x = np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
+            if np.iscomplexobj(x):
+                raise QuantizationError(f"input {name!r} is complex ({x.dtype}); the program takes real float inputs: "
+                                        "pass x.real (or split real and imaginary parts into channels)")
+            x = x.astype(np.float32)
+            if not np.isfinite(x).all():
+                raise QuantizationError(f"input {name!r} holds {int((~np.isfinite(x)).sum())} NaN/Inf value(s); they "
+                                        "have no integer code: clean the input (e.g. np.nan_to_num) first")
             if self._is_nchw(name):
                 if x.ndim != 4:
                     raise ValueError(f"input {name!r} must be 4-D NCHW, got shape {x.shape}")
@@ -64,7 +78,7 @@ class Program:
             t = self.graph.tensors[name]
             if tuple(x.shape) != t.shape:
                 raise ValueError(f"input {name!r}: shape {x.shape} (device layout) != program's {t.shape}")
-            q = quantize_round_half_even(x, t.scale, t.zero_point, t.dtype)
+            q = quantize_round_half_even(x, qp.scale, qp.zero_point, t.dtype)
             if t.qrange:
                 q = np.clip(q, *t.qrange).astype(t.dtype)
             out.append(q)
@@ -74,8 +88,8 @@ class Program:
         """Integer outputs (device layout) -> float32 outputs (PyTorch layout)."""
         res = []
         for name, q in zip(self.graph.outputs, int_outputs):
-            t = self.graph.tensors[name]
-            y = dequantize(np.asarray(q).reshape(t.shape), t.scale, t.zero_point)
+            t, qp = self.graph.tensors[name], self._qp(name)
+            y = dequantize(np.asarray(q).reshape(t.shape), qp.scale, qp.zero_point)
             res.append(y.transpose(0, 3, 1, 2) if self._is_nchw(name) else y)
         return res
 

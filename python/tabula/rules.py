@@ -16,8 +16,12 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
 ``JOINING``      cat/concat/stack: every input and the output share one grid (the first input's), so
                  CONCAT is a plain copy.  (Chosen over a RESCALE per input: no extra ops, no double
                  rounding; the shared observer sees every input, so the grid covers them all.)
-``ARITHMETIC``   add/sub/mul of two activations: inputs keep their own qparams; output: own.  Lowered
-                 as RESCALE to int32, ADD/SUB/MUL, RESCALE back.
+``ARITHMETIC``   add/sub/mul/rsub of two activations (shapes broadcast as NumPy), or of an activation and
+                 a constant (a Python scalar, a buffer or parameter); neg; div by a constant.  Activation
+                 inputs keep their own qparams, constants stay float until the lowering quantizes them
+                 into the int32 domain of the op; output: own.  Lowered as RESCALE to int32,
+                 ADD/SUB/MUL, RESCALE back -- a positive scalar factor (``x * 0.5``, ``x / 3``) as one
+                 RESCALE; in int8 an op of one activation and scalars as one TABLE.
 ``FIXED_OUTPUT`` softmax: input calibrated (own); output on a grid fixed by the op's range, [0, 1]
                  (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
                  values softmax never produces.
@@ -50,8 +54,9 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "REWRITTEN", "IGNORED", "STRUCTURAL", "canonical_op", "op_class", "supported_ops", "FixedGrid",
-           "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS", "FUSING_PRODUCERS", "fused_activation"]
+           "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
+           "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
+           "FUSING_PRODUCERS", "fused_activation"]
 
 
 class OpClass(Enum):
@@ -155,6 +160,7 @@ SHARED: dict[str, int] = {
     "aten.view": 0,
     "aten.reshape": 0,
     "aten.permute": 0,
+    "aten.transpose": 0,
     "aten.slice": 0,
     "aten.pad": 0,
     "aten.upsample_nearest2d": 0,
@@ -162,9 +168,10 @@ SHARED: dict[str, int] = {
     "aten.hardtanh": 0,
     "aten.relu6": 0,
     "aten.clamp": 0,
+    "aten.unsqueeze": 0,
+    "aten.squeeze": 0,
     "aten.max_pool1d": 0,
     "aten.avg_pool1d": 0,
-    "aten.transpose": 0,
     "aten.t": 0,
 }
 
@@ -174,8 +181,20 @@ JOINING: dict[str, int] = {
     "aten.concat": 0,
 }
 
-#: Arithmetic ops of two activations.
-ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul"})
+#: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
+ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div"})
+
+#: Identity-like ops: the value passes through unchanged (dropout at inference, copies, aliases, a
+#: conversion to the dtype the value already has).  :mod:`tabula.quantizer.remove_identities_pass`
+#: removes them before quantization, so they share their producer's grid and cost nothing on the
+#: device.  ``_to_copy`` / ``to`` to *another* dtype is not one (:func:`is_identity`).
+IDENTITY: frozenset[str] = frozenset({
+    "aten.clone", "aten.contiguous", "aten.detach", "aten.alias", "aten.lift_fresh_copy", "aten.dropout",
+    "aten.feature_dropout", "aten.alpha_dropout", "aten.feature_alpha_dropout", "aten._to_copy", "aten.to",
+})
+
+#: Checks that compute nothing (export's metadata asserts): removed with the identities.
+ASSERTS: frozenset[str] = frozenset({"aten._assert_tensor_metadata", "aten._assert_scalar", "aten._assert_async"})
 
 
 @dataclass(frozen=True)
@@ -226,7 +245,7 @@ FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "ate
                                               "aten.mm"})
 
 #: Graph nodes that carry no computation and need no rule.
-IGNORED: frozenset[str] = frozenset({"aten.dropout", "aten.detach", "aten.alias"})
+IGNORED: frozenset[str] = IDENTITY | ASSERTS
 
 #: Structural nodes (tuple indexing of a multi-output op): never reported as the unsupported op
 #: themselves -- the op that produced the tuple is.
@@ -247,6 +266,19 @@ _CLASS_OF: dict[str, OpClass] = {
 def op_class(target: object) -> OpClass | None:
     """The :class:`OpClass` of a node target after in-place resolution, or ``None`` if unsupported."""
     return _CLASS_OF.get(canonical_op(target))
+
+
+def is_identity(node) -> bool:
+    """``node`` (an FX node) is an :data:`IDENTITY` op that returns its first argument's value: any
+    of them but ``_to_copy`` / ``to``, which are one only when the dtype does not change."""
+    name = canonical_op(node.target)
+    if name not in IDENTITY or not node.args:
+        return False
+    if name in ("aten._to_copy", "aten.to"):
+        src = getattr(node.args[0], "meta", {}).get("val")
+        out = node.meta.get("val")
+        return src is not None and out is not None and getattr(src, "dtype", None) == getattr(out, "dtype", 0)
+    return True
 
 
 def supported_ops() -> list[str]:

@@ -19,21 +19,80 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """``x`` (float32 [n, ...]) and the optional labels ``y`` (int64 [n]) of a ``.npz``.
+
+    Raises:
+        StageError: naming the file: missing, not a ``.npz`` archive (a ``.npy``, text, truncated),
+            no ``x``, complex / non-numeric / NaN / Inf / empty ``x``, labels that are not one
+            non-negative integer per sample.
+    """
     p = Path(path)
     if not p.is_file():
         raise StageError(f"{what} file {p} not found")
-    with np.load(p) as z:
-        if "x" not in z.files:
-            raise StageError(f"{what} file {p} has no array 'x' (it has {z.files}); save inputs as np.savez(path, x=...)")
-        x = z["x"].astype(np.float32)
-        y = z["y"] if "y" in z.files else None
+    fix = "save it with np.savez(path, x=inputs, y=labels)"
+    try:
+        z = np.load(p, allow_pickle=False)
+    except Exception as e:  # numpy/zipfile raise many kinds for a damaged or foreign file
+        raise StageError(f"{what} file {p} is not a readable .npz archive ({type(e).__name__}: {e}); {fix}") from None
+    if not hasattr(z, "files"):
+        raise StageError(f"{what} file {p} holds a single array (a .npy), not a .npz archive; {fix}")
+    try:
+        with z:
+            if "x" not in z.files:
+                raise StageError(f"{what} file {p} has no array 'x' (it has {z.files}); save inputs as np.savez(path, x=...)")
+            x = z["x"]
+            y = z["y"] if "y" in z.files else None
+    except StageError:
+        raise
+    except Exception as e:  # a truncated member, a pickled object array
+        raise StageError(f"{what} file {p} is damaged or holds objects ({type(e).__name__}: {e}); {fix}") from None
+    if np.iscomplexobj(x):
+        raise StageError(f"{what} file {p}: 'x' is complex ({x.dtype}); the model takes real inputs: save x.real "
+                         "(or split real and imaginary parts into channels)")
+    if x.dtype.kind not in "fiub":
+        raise StageError(f"{what} file {p}: 'x' has dtype {x.dtype}; save float32 numbers")
+    x = x.astype(np.float32)
     if not np.isfinite(x).all():
         raise StageError(f"{what} file {p}: 'x' contains NaN or Inf")
     if x.ndim < 1 or x.shape[0] == 0:
         raise StageError(f"{what} file {p}: 'x' holds no samples (shape {x.shape}); give at least one")
-    if y is not None and (y.ndim != 1 or len(y) != len(x)):
-        raise StageError(f"{what} file {p}: 'y' has {y.shape} labels for {len(x)} samples; give one integer label per sample")
+    if y is not None:
+        if y.ndim != 1 or len(y) != len(x):
+            raise StageError(f"{what} file {p}: 'y' has {y.shape} labels for {len(x)} samples; give one integer label per sample")
+        if y.dtype.kind == "f" and not (np.isfinite(y).all() and (y == np.round(y)).all()):
+            raise StageError(f"{what} file {p}: labels 'y' are fractional floats ({y.dtype}); give the class index of "
+                             "each sample as an integer (y.argmax(1) for one-hot or probabilities)")
+        if y.dtype.kind not in "fiub":
+            raise StageError(f"{what} file {p}: labels 'y' have dtype {y.dtype}; give integer class indices")
+        y = y.astype(np.int64)
+        if (y < 0).any():
+            raise StageError(f"{what} file {p}: label {int(y.min())} is negative; labels are class indices 0..classes-1")
     return x, y
+
+
+def check_run_options(board, runner: str | None = None, limit: int | None = None, port: str | None = None,
+                      timeout_s: float | None = None) -> str:
+    """Check the options of a run before anything is built or started; returns the runner's name.
+
+    Raises:
+        StageError: ``limit`` < 0, ``timeout_s`` <= 0 or not finite, an unknown ``runner``, or a
+            ``port`` for a runner other than ``board`` (it would be ignored).
+    """
+    import math
+
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0):
+        raise StageError(f"limit {limit!r} must be a whole number >= 0 (0 or none = every test sample)")
+    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0):
+        raise StageError(f"timeout {timeout_s!r} must be a number of seconds > 0 (leave it out for the runner's default)")
+    name = board.pick_runner(runner)
+    from tabula.deploy.runners import available_runners
+
+    if name not in available_runners():
+        raise StageError(f"unknown runner {name!r}; the runners are {', '.join(available_runners())}")
+    if port and name != "board":
+        raise StageError(f"a port ({port}) is for a real board (runner board), but {board.name} runs on {name}; "
+                         "drop the port, or pick a dev board (tabula boards)")
+    return name
 
 
 def load_exported(model_path: str | Path):
@@ -72,7 +131,9 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
         )
     calib = torch.from_numpy(x)
     gm = tabula.quantize(ep, example, calib, scheme=scheme)
-    (out / "quantized_graph.txt").write_text(gm.code)
+    from tabula.files import write_atomic
+
+    write_atomic(out / "quantized_graph.txt", gm.code)
     program = tabula.lower(gm, example)
     program.save(out)
     from tabula.report import write_results
@@ -179,10 +240,23 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
+    A model with several outputs gets, per output, its mismatches and SQNR vs float under
+    ``outputs`` (index, IR name, shape); the headline ``bit_exact_mismatches`` is their sum,
+    ``sqnr_db_vs_float`` the lowest, and the accuracies are those of the first output.
+
     The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
     ``port`` is the serial port of a real board. When the session fails (timeout, reset, closed
     link, bad status) the outputs received so far are still checked and written to
-    ``results.json`` with an ``error`` entry, and the SessionError is raised again."""
+    ``results.json`` with an ``error`` entry, and the SessionError is raised again.  Figures that
+    would be silently meaningless get a ``warnings`` entry (:func:`data_warnings`), printed in the report.
+
+    Raises:
+        StageError: bad options (:func:`check_run_options`), unreadable or mismatched test data,
+            labels outside the model's classes, a float model that is not this program's network
+            (it fails on the data or its outputs have another shape); before anything runs.
+        IRError: a damaged ``ir.json`` / ``ir.npz``.
+        SessionError: the run failed (after ``results.json`` is written).
+    """
     import torch
 
     import tabula
@@ -191,6 +265,8 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     from tabula.report import accuracy, sqnr_db, write_results
 
     out = Path(out_dir)
+    board = load_board(board_name)
+    runner_name = check_run_options(board, runner, limit, port, timeout_s)
     program = tabula.load(ir_dir)
     x, y = _load_npz_x(data_path, "test data")
     want = tuple(program.graph.tensors[program.graph.inputs[0]].shape)
@@ -200,8 +276,11 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         raise StageError(f"test data {data_path}: samples of shape {tuple(x.shape[1:])}, the model expects {want[1:]}")
     if limit:
         x, y = x[:limit], (y[:limit] if y is not None else None)
-    board = load_board(board_name)
-    runner_name = board.pick_runner(runner)
+    n_classes = int(np.prod(program.graph.tensors[program.graph.outputs[0]].shape[1:], dtype=np.int64))
+    if y is not None and len(y) and int(y.max()) >= n_classes:
+        raise StageError(f"test data {data_path}: label {int(y.max())} is not a class of the model's "
+                         f"{n_classes} outputs; labels are class indices 0..{n_classes - 1}")
+    ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
 
     # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
     int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
@@ -217,21 +296,37 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         session, error = e.partial, e
     wall_s = time.monotonic() - t0
 
-    mismatches = 0
+    n_out = len(program.graph.outputs)
+    mismatches = [0] * n_out  # per model output
     dev_outputs = []
     for i, outs in enumerate(session.outputs):
         dev = [np.frombuffer(b, dtype=r.dtype).reshape(r.shape) for b, r in zip(outs, ref_outputs[i])]
         dev_outputs.append(dev)
-        mismatches += sum(int((d != r).sum()) for d, r in zip(dev, ref_outputs[i]))
+        for k, (d, r) in enumerate(zip(dev, ref_outputs[i])):
+            mismatches[k] += int((d != r).sum())
     n_dev = len(dev_outputs)
 
-    ep = load_exported(model_path)
     fmod = ep.module(check_guards=False)
-    with torch.no_grad():
-        float_out = np.concatenate([fmod(torch.from_numpy(x[i : i + 1])).numpy() for i in range(len(x))])
-    ref_float = np.concatenate([program.dequantize_outputs(r)[0] for r in ref_outputs])
-    dev_float = (np.concatenate([program.dequantize_outputs(d)[0] for d in dev_outputs])
-                 if n_dev else np.zeros((0,) + ref_float.shape[1:], ref_float.dtype))
+    try:
+        with torch.no_grad():  # every output of the float model, in the order the program has them
+            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
+    except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
+        raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
+    if any(len(f) != n_out for f in float_runs):
+        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
+                         "re-export the model and quantize it again")
+    float_out = [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+    ref_deq = [program.dequantize_outputs(r) for r in ref_outputs]
+    ref_float = [np.concatenate([r[k] for r in ref_deq]) for k in range(n_out)]
+    for k in range(n_out):
+        if float_out[k].shape != ref_float[k].shape:
+            raise StageError(f"the float model {model_path} gives outputs of shape {float_out[k].shape[1:]} per sample, "
+                             f"the program {ref_float[k].shape[1:]}: give the .pt2 that was quantized")
+    dev_deq = [program.dequantize_outputs(d) for d in dev_outputs]
+    dev_float = [np.concatenate([d[k] for d in dev_deq]) if n_dev else np.zeros((0,) + ref_float[k].shape[1:], np.float32)
+                 for k in range(n_out)]
+    sqnr = [sqnr_db(f, r) for f, r in zip(float_out, ref_float)]
 
     ticks = np.asarray(session.ticks, dtype=np.float64)
     tick_hz = session.tick_hz or 0
@@ -246,12 +341,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "runner": runner_name,
         "n_samples": int(len(x)),
         "n_outputs_received": n_dev,
-        "float_accuracy": accuracy(float_out, y),
-        "reference_accuracy": accuracy(ref_float, y),
-        "device_accuracy": accuracy(dev_float, y[:n_dev] if y is not None else None) if n_dev else None,
-        "bit_exact_mismatches": int(mismatches),
+        "float_accuracy": accuracy(float_out[0], y),
+        "reference_accuracy": accuracy(ref_float[0], y),
+        "device_accuracy": accuracy(dev_float[0], y[:n_dev] if y is not None else None) if n_dev else None,
+        "bit_exact_mismatches": int(sum(mismatches)),
         "output_elements": int(sum(r.size for ro in ref_outputs for r in ro)),
-        "sqnr_db_vs_float": sqnr_db(float_out, ref_float),
+        "sqnr_db_vs_float": _worst(sqnr),
         "instructions_per_inference": None if instructions is None else round(instructions),
         "ticks_per_inference": float(ticks.mean()) if len(ticks) else None,
         "tick_hz": tick_hz,
@@ -265,12 +360,63 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
+    if n_out > 1:  # every output its own figures; a single-output report keeps its form
+        results["outputs"] = [
+            {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
+             "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k]}
+            for k, name in enumerate(program.graph.outputs)
+        ]
+    warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path)
+    if warnings:
+        results["warnings"] = warnings
     if error is not None:
         results["error"] = str(error).splitlines()[0]
     write_results(out / "results.json", results)
     if error is not None:
         raise error
     return results
+
+
+def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path) -> list[str]:
+    """Warnings for a run whose figures are silently meaningless (``results.json`` ``warnings``, printed
+    in the report): test inputs that mostly saturate the input grid or collapse onto a few codes (the
+    calibration did not look like the test data: all zeros, wrong units, x1e30), and a program that
+    is further from the float model than zero output is (SQNR < 0 dB: the float model is another
+    network, or the quantization failed)."""
+    from tabula import dtypes
+
+    out = []
+    for k, name in enumerate(program.graph.inputs):
+        t = program.graph.tensors[name]
+        lo, hi = t.qrange or dtypes.range_of(t.dtype)
+        q = np.concatenate([xi[k].reshape(-1) for xi in int_inputs])
+        sat = float(((q == lo) | (q == hi)).mean()) if q.size else 0.0
+        codes = int(np.unique(q).size)
+        if codes <= 2 and q.size > 2:
+            out.append(f"input {name!r} takes only {codes} integer code(s) over the test data (scale {t.scale:.3g}): "
+                       "the calibration range is far wider than the test data's (or the test data is constant); "
+                       "calibrate on inputs like the test data")
+        elif sat > 0.5:
+            out.append(f"{sat:.0%} of input {name!r} values saturate the input grid (scale {t.scale:.3g}): the "
+                       "calibration data did not cover the test data's range; calibrate on inputs like the test data")
+    if sqnr is not None and sqnr < 0:
+        out.append(f"SQNR vs float is {sqnr:.1f} dB (< 0: the program is further from the float model than zero "
+                   f"output): is {model_path} the network that was quantized, and is the calibration right?")
+    return out
+
+
+def _tensor_leaves(value) -> list[np.ndarray]:
+    """The tensors of a model's (possibly nested) output, in ``torch.export``'s flattening order --
+    the order of the program's outputs."""
+    import torch
+
+    return [v.detach().numpy() for v in torch.utils._pytree.tree_leaves(value) if isinstance(v, torch.Tensor)]
+
+
+def _worst(values: list) -> float | None:
+    """The lowest SQNR of several outputs (None if any is None): the headline figure of a
+    multi-output model; each output's own is under ``outputs``."""
+    return None if any(v is None for v in values) else min(values)
 
 
 def _tables(ir_dir) -> list | None:

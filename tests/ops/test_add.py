@@ -36,8 +36,10 @@ def test_reference_rejects_overflow(a, b):
 
 
 def test_reference_rejects_shapes_and_dtypes():
-    with pytest.raises(ValueError, match="shapes"):
+    with pytest.raises(ValueError, match="do not broadcast"):
         add.run([np.zeros(3, np.int32), np.zeros(4, np.int32)], {})
+    with pytest.raises(ValueError, match="ranks"):
+        add.run([np.zeros((2, 3), np.int32), np.zeros(3, np.int32)], {})
     with pytest.raises(ValueError, match="int32"):
         add.run([np.zeros(3, np.int16), np.zeros(3, np.int16)], {})
 
@@ -49,3 +51,69 @@ def test_c_rejects_negative_count(kernel_lib):
     x = np.zeros(4, np.int32)
     p = x.ctypes.data_as(kl._i32p)
     assert kernel_lib.lib.tabula_add_s32(p, p, -1, p) == kl.TABULA_ERR_ARG
+
+
+#: (a shape, b shape): NHWC per-channel and per-pixel operands, scalars, both sides broadcast, rank 1
+#: and 6, an empty axis (TOSA broadcasting: equal ranks, each axis equal or 1).
+BROADCAST = [
+    ((1, 4, 4, 8), (1, 1, 1, 8)), ((1, 4, 4, 8), (1, 4, 4, 1)), ((1, 1, 1, 8), (1, 4, 4, 8)),
+    ((2, 3, 5), (1, 1, 5)), ((2, 3, 5), (2, 1, 1)), ((1, 3, 17), (1, 1, 1)), ((1, 1, 1), (2, 3, 17)),
+    ((4, 1, 6), (1, 5, 1)), ((3, 1), (1, 4)), ((7,), (1,)), ((1,), (7,)), ((2, 1, 3, 1, 2, 3), (1, 4, 3, 2, 1, 3)),
+    ((2, 0, 3), (1, 1, 3)),
+]
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("sa, sb", BROADCAST)
+def test_broadcast_c_equals_reference(kernel_lib, rng, sa, sb):
+    a = rng.integers(I32_MIN // 2, I32_MAX // 2, sa, endpoint=True).astype(np.int32)
+    b = rng.integers(I32_MIN // 2, I32_MAX // 2, sb, endpoint=True).astype(np.int32)
+    want = add.run([a, b], {})
+    np.testing.assert_array_equal(want, a.astype(np.int64) + b)  # numpy's broadcasting
+    np.testing.assert_array_equal(kernel_lib.add_bcast(a, b), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("sa, sb", BROADCAST)
+def test_collapsed_shapes_give_the_same_result(kernel_lib, rng, sa, sb):
+    """codegen merges axes before the call; the kernel on the merged shapes equals the full ones."""
+    from tabula.codegen.ops._broadcast import collapse
+
+    a = rng.integers(-1000, 1000, sa).astype(np.int32)
+    b = rng.integers(-1000, 1000, sb).astype(np.int32)
+    ca, cb = collapse(sa, sb)
+    assert len(ca) == len(cb) <= len(sa)
+    got = kernel_lib.add_bcast(a.reshape(ca), b.reshape(cb))
+    np.testing.assert_array_equal(got.reshape(-1), add.run([a, b], {}).reshape(-1))
+
+
+def test_collapse_merges_axes_broadcast_alike():
+    from tabula.codegen.ops._broadcast import collapse
+
+    assert collapse((1, 4, 4, 8), (1, 1, 1, 8)) == ([16, 8], [1, 8])
+    assert collapse((1, 4, 4, 8), (1, 4, 4, 8)) == ([128], [128])
+    assert collapse((1, 4, 4, 8), (1, 1, 1, 1)) == ([128], [1])
+    assert collapse((2, 1, 3, 1, 2, 3), (1, 4, 3, 2, 1, 3)) == ([2, 1, 3, 1, 2, 3], [1, 4, 3, 2, 1, 3])
+    assert collapse((1, 1), (1, 1)) == ([1], [1])
+
+
+@pytest.mark.host
+def test_broadcast_int32_ends(kernel_lib):
+    a = np.array([[I32_MAX], [I32_MIN], [I32_MIN + 5]], np.int32)
+    b = np.array([[0, 0]], np.int32), np.array([[-5, I32_MAX]], np.int32)
+    np.testing.assert_array_equal(kernel_lib.add_bcast(a[:2], b[0]), [[I32_MAX, I32_MAX], [I32_MIN, I32_MIN]])
+    want = [[I32_MIN, 4]]
+    np.testing.assert_array_equal(add.run([a[2:], b[1]], {}), want)
+    np.testing.assert_array_equal(kernel_lib.add_bcast(a[2:], b[1]), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("sa, sb, rank", [((2,), (3,), 1), ((1,), (1,), 0), ((1,) * 7, (1,) * 7, 7), ((-1,), (1,), 1)])
+def test_broadcast_c_rejects(kernel_lib, sa, sb, rank):
+    import kernel_lib as kl
+
+    x = np.zeros(8, np.int32)
+    p = x.ctypes.data_as(kl._i32p)
+    a_shape, b_shape = np.array(sa, np.int32), np.array(sb, np.int32)
+    assert kernel_lib.lib.tabula_add_bcast_s32(p, a_shape.ctypes.data_as(kl._i32p), p, b_shape.ctypes.data_as(kl._i32p),
+                                               rank, p) == kl.TABULA_ERR_ARG

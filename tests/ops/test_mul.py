@@ -84,3 +84,37 @@ def test_c_rejects(kernel_lib, count, shift):
     x = np.zeros(4, np.int32)
     p = x.ctypes.data_as(kl._i32p)
     assert kernel_lib.lib.tabula_mul_s32(p, p, count, shift, p) == kl.TABULA_ERR_ARG
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("shift", [0, 1, 15, 40])
+@pytest.mark.parametrize("sa, sb", [((1, 4, 4, 8), (1, 1, 1, 8)), ((1, 1, 1, 8), (1, 4, 4, 8)), ((2, 3, 5), (2, 1, 1)),
+                                    ((1, 3, 17), (1, 1, 1)), ((4, 1, 6), (1, 5, 1)), ((5, 7), (5, 7))])
+def test_broadcast_c_equals_reference(kernel_lib, rng, shift, sa, sb):
+    bits = min(15 + shift // 2, 31)
+    a = rng.integers(-(2**bits), 2**bits - 1, sa, endpoint=True).astype(np.int32)
+    b = rng.integers(-(2**bits), 2**bits - 1, sb, endpoint=True).astype(np.int32)
+    want = mul.run([a, b], {"shift": shift})
+    ab = np.broadcast_arrays(a, b)
+    np.testing.assert_array_equal(want.ravel(), _exact(ab[0], ab[1], shift))
+    np.testing.assert_array_equal(kernel_lib.mul_bcast(a, b, shift), want)
+
+
+@pytest.mark.host
+def test_broadcast_ties_round_half_toward_plus_infinity(kernel_lib):
+    a = np.array([[3], [-3], [1], [-1]], np.int32)
+    b = np.array([[1, 5]], np.int32)
+    want = [[2, 8], [-1, -7], [1, 3], [0, -2]]  # 1.5, 7.5, -1.5, -7.5, 0.5, 2.5, -0.5, -2.5
+    np.testing.assert_array_equal(mul.run([a, b], {"shift": 1}), want)
+    np.testing.assert_array_equal(kernel_lib.mul_bcast(a, b, 1), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("shift", [-1, 63])
+def test_broadcast_c_rejects_shift(kernel_lib, shift):
+    import kernel_lib as kl
+
+    x = np.zeros(4, np.int32)
+    shape = np.array([4], np.int32)
+    p, sp = x.ctypes.data_as(kl._i32p), shape.ctypes.data_as(kl._i32p)
+    assert kernel_lib.lib.tabula_mul_bcast_s32(p, sp, p, sp, 1, shift, p) == kl.TABULA_ERR_ARG

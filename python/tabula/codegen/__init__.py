@@ -21,6 +21,7 @@ import jinja2
 import numpy as np
 
 from .. import __version__, dtypes
+from ..files import write_atomic
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
@@ -71,9 +72,7 @@ def _c_array_body(values: np.ndarray, per_line: int = 16) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    write_atomic(path, text)
 
 
 def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None) -> GeneratedModel:

@@ -37,39 +37,29 @@ PASSES: list[tuple[str, Callable[[Graph], None]]] = [
 ]
 
 
-def _discover_lowerings() -> dict[str, Callable]:
+def _discover_lowerings() -> tuple[dict[str, Callable], dict[str, Callable]]:
     table: dict[str, Callable] = {}
+    limits: dict[str, Callable] = {}
     for info in pkgutil.iter_modules(_ops_pkg.__path__):
         mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
         for name in getattr(mod, "ATEN", ()):
             table[name] = mod.lower
-    return table
+            if hasattr(mod, "unsupported"):
+                limits[name] = mod.unsupported
+    return table, limits
 
 
-LOWERINGS = _discover_lowerings()
-
-
-def _discover_limits() -> dict[str, Callable]:
-    table: dict[str, Callable] = {}
-    for info in pkgutil.iter_modules(_ops_pkg.__path__):
-        mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
-        if callable(getattr(mod, "unsupported", None)):
-            for name in getattr(mod, "ATEN", ()):
-                table[name] = mod.unsupported
-    return table
-
-
-#: aten op -> its lowering module's ``unsupported(node) -> str | None``: why a node of the captured
-#: float graph (before quantization) cannot be lowered although the op can -- listed up front by
-#: :func:`tabula.quantizer.annotator.check_supported`, never a LoweringError after calibration.
-LIMITS = _discover_limits()
+#: aten op -> ``lower(ctx, node)``; and aten op -> ``unsupported(node) -> str | None``, the uses of the
+#: op its lowering cannot handle, checked on the float graph before calibration (optional per module).
+LOWERINGS, LIMITS = _discover_lowerings()
 
 
 def unsupported_reason(node: Node) -> str | None:
-    """Why the captured (float) aten node ``node`` cannot be lowered although its op is supported
-    (e.g. ``"with ceil_mode=True"``), or None; from the lowering module's ``unsupported``."""
-    fn = LIMITS.get(rules.canonical_op(node.target))
-    return fn(node) if fn is not None else None
+    """Why the lowering of a supported op cannot handle this use of the captured (float) aten node
+    (e.g. "div by an activation", ``"with ceil_mode=True"``), judged before quantization; None when it can.
+    :func:`tabula.quantizer.check_supported` lists these with the unsupported ops, up front."""
+    limit = LIMITS.get(rules.canonical_op(node.target))
+    return limit(node) if limit is not None else None
 
 
 def supported_ops() -> list[str]:
@@ -126,6 +116,10 @@ class LoweringContext:
             raise LoweringError(f"{node_source(q)}: int16 activations must be symmetric (zero point 0), got {zp}")
         if is_dequantize(src):
             source = self.input(src, q)
+            if (source.dtype, float(source.scale), int(source.zero_point)) == (ir_dtype, float(scale), int(zp)) \
+                    and not source.const:
+                self._tensor_of[q] = source.name  # the same grid: nothing to compute
+                return source.name
             t = Tensor(self.fresh(f"{source.name}_requant"), shape, ir_dtype, float(scale), int(zp), qrange=qrange)
             self.graph.add_tensor(t)
             self._tensor_of[q] = t.name
@@ -158,13 +152,17 @@ class LoweringContext:
         }, source))
 
     def input(self, arg: Node, user: Node) -> Tensor:
-        """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node)."""
+        """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node), or
+        the IR constant of a quantized constant (``dequantize_per_tensor`` of a ``get_attr``: PT2E
+        folds ``quantize(buffer)``, e.g. a buffer concatenated with an activation)."""
         if not is_dequantize(arg):
             raise LoweringError(
                 f"{node_source(user)}: input {getattr(arg, 'name', arg)!r} of {user.name} is not "
                 "quantized (no dequantize_per_tensor before it); was the model quantized with tabula.quantize?"
             )
         q = arg.args[0]
+        if isinstance(q, Node) and q.op == "get_attr":
+            return self._quantized_const(arg, user)
         if not is_quantize(q):
             raise LoweringError(f"{node_source(user)}: expected quantize -> dequantize before {user.name}")
         return self.graph.tensors[self._q_tensor(q, q.args[0].name)]
@@ -205,6 +203,36 @@ class LoweringContext:
             raise LoweringError(f"{node_source(node)}: {node.name} input and output qparams differ "
                                 f"({x.scale}, {x.zero_point}) vs ({out.scale}, {out.zero_point}); quantize with tabula.quantize")
         return x, out
+
+    def _quantized_const(self, dq: Node, user: Node) -> Tensor:
+        """The IR constant of ``dequantize_per_tensor(get_attr)``: the integer data PT2E quantized,
+        NCHW -> NHWC for 4-D, with the dequantize's (scale, zero_point).  One constant per node."""
+        if dq in self._tensor_of:
+            return self.graph.tensors[self._tensor_of[dq]]
+        data = self._attr(dq.args[0])
+        scale, zp, dtype = dq.args[1], dq.args[2], dq.args[5]
+        ir_dtype = _TORCH_TO_IR.get(dtype)
+        if ir_dtype is None or data.dtype != dtype:
+            raise LoweringError(f"{node_source(user)}: constant {dq.args[0].target} of {user.name} is {data.dtype}, "
+                                f"not a quantized {dtype} tensor")
+        values = data.numpy()
+        if values.ndim == 4:
+            values = values.transpose(0, 2, 3, 1)
+        t = Tensor(self.fresh(f"{user.name}_{dq.args[0].name}"), tuple(values.shape), ir_dtype, float(scale), int(zp))
+        self.graph.add_tensor(t, values)
+        self._tensor_of[dq] = t.name
+        return t
+
+    def unused_input(self, placeholder: Node) -> Tensor:
+        """The IR tensor of a model input that nothing reads: it keeps its place in the input list
+        (the caller passes every input) with the graph's activation dtype and a unit grid."""
+        val = placeholder.meta.get("val")
+        if val is None:
+            raise LoweringError(f"input {placeholder.name}: no shape information; capture with torch.export")
+        dtypes_seen = [q.args[5] for q in self.gm.graph.nodes if is_quantize(q)]
+        ir_dtype = _TORCH_TO_IR.get(dtypes_seen[0], "int8") if dtypes_seen else "int8"
+        t = Tensor(self.fresh(placeholder.name), nchw_to_nhwc_shape(val.shape), ir_dtype, 1.0, 0)
+        return self.graph.add_tensor(t)
 
     # -- constants -----------------------------------------------------------------------
     def _attr(self, n: Node) -> torch.Tensor:
@@ -256,8 +284,10 @@ class LoweringContext:
 def lower_graph(gm: GraphModule) -> Graph:
     """Lower a converted PT2E ``GraphModule`` to a verified IR :class:`Graph`.
 
-    Graph inputs are the ``quantize_per_tensor`` of each placeholder; graph outputs the
-    ``dequantize_per_tensor`` feeding the output node.
+    Graph inputs are the ``quantize_per_tensor`` of each placeholder (a placeholder nothing reads
+    keeps its place with a unit grid); graph outputs the ``dequantize_per_tensor`` feeding the output
+    node (a graph input may be one).  A ``dequantize_per_tensor`` of a ``get_attr`` (a constant PT2E
+    quantized, e.g. a buffer concatenated) becomes an IR constant.
     Raises:
         UnsupportedOpError: listing every op with no lowering (with source lines).
         LoweringError: a node whose pattern or attributes cannot be lowered (names the node).
@@ -276,15 +306,20 @@ def lower_graph(gm: GraphModule) -> Graph:
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             users = list(n.users)
-            if len(users) != 1 or not is_quantize(users[0]):
-                raise LoweringError(f"input {n.name} must feed exactly one quantize_per_tensor")
-            name = ctx._q_tensor(users[0], n.name)
+            if not users:
+                name = ctx.unused_input(n).name
+            elif len(users) != 1 or not is_quantize(users[0]):
+                raise LoweringError(f"input {n.name} feeds {[u.name for u in users]}, not one quantize_per_tensor: "
+                                    "the device receives one integer tensor per input; quantize with tabula.quantize")
+            else:
+                name = ctx._q_tensor(users[0], n.name)
             g.inputs.append(name)
             g.io_layout[name] = "NCHW" if len(g.tensors[name].shape) == 4 else "plain"
         elif n.op == "call_function" and not is_qdq(n):
             name = rules.canonical_op(n.target)
             if name in rules.IGNORED:
-                raise LoweringError(f"{node_source(n)}: {name} must be removed before lowering (model.eval())")
+                raise LoweringError(f"{node_source(n)}: {name} reached the lowering; quantize with tabula.quantize, "
+                                    "which removes identity ops before annotating")
             LOWERINGS[name](ctx, n)
         elif n.op == "output":
             for arg in torch.utils._pytree.tree_leaves(n.args[0]):

@@ -18,6 +18,7 @@ from .scaling import (
     apply_scale_32_round_half_up,
     dequantize,
     quantize_multiplier,
+    quantize_int32_round_half_even,
     quantize_multiplier_16,
     quantize_round_half_even,
     reciprocal_scale,
@@ -50,7 +51,8 @@ from .table16 import (
 
 __all__ = [
     "QuantizationError", "quantize_multiplier", "quantize_multiplier_16", "apply_scale_32_round_half_up",
-    "apply_scale_16_round_half_up", "reciprocal_scale", "quantize_round_half_even", "dequantize",
+    "apply_scale_16_round_half_up", "reciprocal_scale", "quantize_round_half_even", "quantize_int32_round_half_even",
+    "dequantize",
     "build_table_int8", "build_table_int16", "build_table_int16_split", "build_table_int16_zoom",
     "build_table_int16_plan", "build_table_int16_tiled", "Table16Plan", "Table16Term", "Ramp16", "Table16Product",
     "centre_table", "centre_rescale", "table16_apply", "table_apply_int16",

@@ -135,6 +135,27 @@ def quantize_round_half_even(x: np.ndarray, scale, zero_point, dtype: str) -> np
     return np.clip(q, qmin, qmax).astype(dtype)
 
 
+def quantize_int32_round_half_even(x: np.ndarray, scale: float, limit_bits: int = 31) -> np.ndarray:
+    """A float constant on an int32 grid: ``rint(x / scale)`` computed in float64 (so a 30-bit result
+    is exact but for that one rounding), half to even.  Used for the int32 operands the arithmetic
+    lowering gives ADD / SUB / MUL, where the grid is chosen so every value fits.
+
+    Raises:
+        QuantizationError: ``scale`` is not positive and finite, ``x`` holds NaN/inf, or a result's
+            magnitude exceeds ``2**limit_bits`` (the grid was chosen wrongly).
+    """
+    if not (math.isfinite(scale) and scale > 0):
+        raise QuantizationError(f"int32 constant scale {scale!r} must be finite and > 0")
+    xf = np.asarray(x, dtype=np.float64)
+    if not np.isfinite(xf).all():
+        raise QuantizationError("constant holds NaN or inf")
+    q = np.rint(xf / float(scale))
+    if q.size and float(np.abs(q).max()) > 2.0**limit_bits:
+        raise QuantizationError(f"constant up to {float(np.abs(xf).max())!r} needs more than {limit_bits} bits on the "
+                                f"int32 grid {scale!r}")
+    return q.astype(np.int32)
+
+
 def dequantize(q: np.ndarray, scale, zero_point) -> np.ndarray:
     """``(q - zero_point) * scale`` in float32 (PyTorch ``dequantize_per_tensor``)."""
     return (np.asarray(q, dtype=np.float32) - np.float32(zero_point)) * np.float32(scale)

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from torch.fx import GraphModule
 
-__all__ = ["quantize", "capture", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+from ..errors import QuantizationError  # noqa: E402
+
+__all__ = ["quantize", "capture", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
 
@@ -54,25 +56,88 @@ def capture(model, example_inputs: tuple) -> "GraphModule":
 
 
 def _batches(calibration) -> Iterable[tuple]:
+    """Yield the calibration one input tuple at a time, each checked (:func:`_checked`); after the
+    last, refuse an input position whose every value was the same (see :func:`_checked`)."""
     import numpy as np
     import torch
 
-    def as_tensor(v):
-        return torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) if isinstance(v, np.ndarray) else v
+    lo: dict[int, float] = {}
+    hi: dict[int, float] = {}
+
+    def checked(item: tuple, i: int) -> tuple:
+        out = []
+        for k, v in enumerate(item):
+            v = _checked(v, i, k)
+            if v.numel():
+                lo[k], hi[k] = min(lo.get(k, np.inf), float(v.min())), max(hi.get(k, -np.inf), float(v.max()))
+            out.append(v)
+        return tuple(out)
 
     if isinstance(calibration, (torch.Tensor, np.ndarray)):
-        calibration = as_tensor(calibration)
         if calibration.ndim == 0 or calibration.shape[0] == 0:
             raise ValueError("calibration holds no samples; give a tensor [n, ...] with n >= 1")
         for i in range(calibration.shape[0]):
-            yield (calibration[i : i + 1],)
-        return
-    n = 0
-    for item in calibration:
-        n += 1
-        yield tuple(as_tensor(v) for v in item) if isinstance(item, (tuple, list)) else (as_tensor(item),)
-    if n == 0:
-        raise ValueError("calibration holds no samples; give at least one input")
+            yield checked((calibration[i : i + 1],), i)
+    else:
+        n = 0
+        for item in calibration:
+            yield checked(tuple(item) if isinstance(item, (tuple, list)) else (item,), n)
+            n += 1
+        if n == 0:
+            raise ValueError("calibration holds no samples; give at least one input")
+    for k in lo:
+        if lo[k] == hi[k]:
+            raise QuantizationError(
+                f"calibration input {k}: every value is {lo[k]:g}, so every activation range collapses to one "
+                "point and the program can only output constants; calibrate on real, varied inputs")
+
+
+def _checked(v, i: int, k: int):
+    """Input ``k`` of calibration sample ``i`` as a float32 tensor.  QuantizationError for a complex
+    array (its imaginary part would be dropped), a non-numeric one, or NaN/Inf values (observers
+    would record them as the range)."""
+    import numpy as np
+    import torch
+
+    where = f"calibration sample {i}, input {k}"
+    if isinstance(v, np.ndarray):
+        if np.iscomplexobj(v):
+            raise QuantizationError(f"{where} is complex ({v.dtype}); the model takes real inputs: pass x.real "
+                                    "(or split real and imaginary parts into channels)")
+        if v.dtype.kind not in "fiub":
+            raise QuantizationError(f"{where} has dtype {v.dtype}; give float32 numbers")
+        v = torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32))
+    if not isinstance(v, torch.Tensor):
+        raise QuantizationError(f"{where} is a {type(v).__name__}; give float tensors or numpy arrays")
+    if v.is_complex():
+        raise QuantizationError(f"{where} is complex ({v.dtype}); the model takes real inputs: pass x.real "
+                                "(or split real and imaginary parts into channels)")
+    if v.is_floating_point() and not torch.isfinite(v).all():
+        raise QuantizationError(f"{where} holds NaN or Inf; clean the calibration data (e.g. np.nan_to_num) "
+                                "or drop those samples")
+    return v
+
+
+def passes() -> list:
+    """The FX passes run on the captured float graph before the unsupported-op check and
+    annotation, in order: ``(name, function(gm))``."""
+    from .fold_constants_pass import fold_constants
+    from .remove_identities_pass import remove_identities
+
+    return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
+
+
+def _to_eval(gm) -> None:
+    """torchao's ``move_exported_model_to_eval`` (PT2E's ``model.eval()``): it rewrites the dropout
+    and batch-norm patterns of a graph, matching them by exporting a dozen pattern graphs (about 3 s
+    a call); a graph with neither op is left as it is."""
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+
+    from ..fx import canonical_op
+
+    if any(n.op == "call_function" and ("dropout" in canonical_op(n.target) or "batch_norm" in canonical_op(n.target))
+           for n in gm.graph.nodes):
+        move_exported_model_to_eval(gm)
 
 
 def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None,
@@ -93,18 +158,23 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             (:data:`tabula.quantizer.annotator.OBSERVERS`).
     Returns:
         The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
+        Identity-like ops are gone and constant-only subgraphs are folded into constants
+        (:func:`passes`, run before anything else).
     Raises:
         UnsupportedOpError: listing every unsupported op, before any calibration runs.
         ValueError: NaN/Inf in the weights, or an unknown scheme.
+        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, or is one
+            constant value (every range would collapse).
     """
     import torch
-    from torchao.quantization.pt2e import move_exported_model_to_eval
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     from .annotator import FiniteHistogramObserver, TabulaQuantizer, check_supported
     from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
+    for _, run_pass in passes():
+        run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
     check_supported(gm, scheme)
 
     def check_finite(when: str) -> None:
@@ -116,7 +186,7 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
     check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output, observer=observer))
-    move_exported_model_to_eval(prepared)
+    _to_eval(prepared)
     n = 0
     with torch.no_grad():
         for args in _batches(calibration):
@@ -128,5 +198,5 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
         if isinstance(m, FiniteHistogramObserver):
             m.inputs = n
     converted = convert_pt2e(prepared)
-    move_exported_model_to_eval(converted)
+    _to_eval(converted)
     return converted

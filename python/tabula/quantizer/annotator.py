@@ -25,6 +25,11 @@ Table ops get their *own* output qspec (:data:`TABLE_OUTPUT`): ``"exact"`` deriv
 image of every input code under f (no code saturates, the full output range is used), ``"observed"``
 calibrates it with an observer.  Domain-limited ops get fixed or domain-clipped input grids
 (:func:`domain_grid`).
+
+Arithmetic ops annotate their activation operands only: a constant operand (a buffer, a parameter,
+anything :mod:`.fold_constants_pass` folded) stays float and the lowering quantizes it into the op's
+int32 domain; a constant joined by a cat shares the cat's grid like any other input.  A model input
+read by several ops, or returned as an output, gets its own grid (:meth:`TabulaQuantizer._annotate_shared_inputs`).
 """
 from __future__ import annotations
 
@@ -98,10 +103,12 @@ def supported() -> list[str]:
 
 def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     """Raise :class:`UnsupportedOpError` listing *every* op of ``gm`` without a rule and a lowering
-    (with its source line), and every node of a supported op that its lowering cannot take (the
-    lowering module's ``unsupported(node)``, e.g. a pool with ``ceil_mode=True``) -- called before any
-    calibration runs, so no such node ends in a LoweringError after it; and every softmax over a longer
-    axis than ``scheme`` takes (any scheme's limit when None)."""
+    (with its source line), every conversion to another dtype, and every node of a supported op that
+    its lowering cannot take (the lowering module's ``unsupported(node)``,
+    :func:`tabula.lowering.pipeline.unsupported_reason`: e.g. a pool with ``ceil_mode=True``, a div by
+    an activation) -- called before any calibration runs, so no such node ends in a LoweringError
+    after it; and every softmax over a longer axis than ``scheme`` takes (any scheme's limit when None).
+    Identity ops and asserts pass (:mod:`.remove_identities_pass` removes them)."""
     from ..lowering.pipeline import unsupported_reason
     from .batch_norm import unsupported as batch_norm_unsupported
 
@@ -111,23 +118,20 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
         if n.op != "call_function":
             continue
         name = rules.canonical_op(n.target)
-        if name in rules.IGNORED or name in rules.STRUCTURAL:
+        if name in rules.STRUCTURAL or name in rules.ASSERTS:
+            continue
+        if name in rules.IDENTITY:
+            if not rules.is_identity(n):
+                dtype = getattr(n.meta.get("val"), "dtype", "another dtype")
+                bad.append((f"{name} (a conversion to {dtype}; tabula runs float32 models)", node_source(n)))
             continue
         if name not in ok:
             bad.append((name, node_source(n)))
             continue
+        # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
         why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n)
         if why:
             bad.append((f"{name} {why}", node_source(n)))
-        elif rules.op_class(n.target) is rules.OpClass.ARITHMETIC:
-            # the lowering's limits, listed here with the rest instead of one per failed build
-            a = list(n.args[:2])
-            if len(a) < 2 or not all(isinstance(v, Node) for v in a):
-                bad.append((f"{name} with a scalar operand (use a tensor of the same shape)", node_source(n)))
-            else:
-                shapes = [tuple(v.meta["val"].shape) if "val" in v.meta else None for v in a]
-                if None not in shapes and shapes[0] != shapes[1]:
-                    bad.append((f"{name} broadcasting {shapes[0]} with {shapes[1]}", node_source(n)))
         elif rules.op_class(n.target) is rules.OpClass.MATMUL:
             a = [n.args[i] for i in rules.MATMUL[name]]
             shapes = [tuple(v.meta["val"].shape) if isinstance(v, Node) and "val" in v.meta else None for v in a]
@@ -142,6 +146,11 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     bad += _softmax_rows_too_long(gm, scheme)
     if bad:
         raise UnsupportedOpError(bad, supported())
+
+
+def _is_activation(a) -> bool:
+    """An FX value the device computes (not a constant ``get_attr``, not a Python scalar)."""
+    return isinstance(a, Node) and a.op != "get_attr"
 
 
 def _softmax_rows_too_long(gm: GraphModule, scheme: str | None) -> list[tuple[str, str]]:
@@ -328,10 +337,16 @@ class TabulaQuantizer(Quantizer):
         )
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        """Fold or rewrite every BatchNorm (:func:`tabula.quantizer.batch_norm.fold_batch_norms`; a no-op
-        after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``)."""
+        """Remove identity ops and fold constant subgraphs (the passes of :func:`tabula.quantizer.passes`), then fold or
+        rewrite every BatchNorm (:func:`tabula.quantizer.batch_norm.fold_batch_norms`) -- in that order,
+        so a ``clone`` between a conv and its BatchNorm or ReLU hides neither the fold nor the fused
+        activation.  A no-op after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``."""
         from .batch_norm import fold_batch_norms
+        from .fold_constants_pass import fold_constants
+        from .remove_identities_pass import remove_identities
 
+        remove_identities(model)  # the order of tabula.quantizer.passes()
+        fold_constants(model)
         fold_batch_norms(model)
         return model
 
@@ -371,7 +386,11 @@ class TabulaQuantizer(Quantizer):
                 ann = QuantizationAnnotation(qmap, SharedQuantizationSpec((first, node)), allow_implicit_sharing=False,
                                              _annotated=True)
             elif cls is rules.OpClass.ARITHMETIC:
-                qmap = {a: self._act() for a in node.args[:2] if isinstance(a, Node)}
+                # activations only: a constant operand (get_attr) stays float, the lowering quantizes it
+                # into the op's int32 domain; div divides by a constant only.  Output: own, or the fused
+                # activation's (out_spec None: an add followed by its only user relu)
+                n_args = 1 if name in ("aten.neg", "aten.div") else 2
+                qmap = {a: self._act() for a in node.args[:n_args] if _is_activation(a)}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
             elif cls is rules.OpClass.FIXED_OUTPUT:
                 ann = QuantizationAnnotation({node.args[0]: self._act()}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
@@ -382,8 +401,25 @@ class TabulaQuantizer(Quantizer):
             else:
                 continue
             node.meta[_ANN] = ann
+        self._annotate_shared_inputs(model)
         self._keep_joined_grids_apart(model)
         return model
+
+    def _annotate_shared_inputs(self, model: GraphModule) -> None:
+        """A model input read by several ops (a cat and a conv, a fixed-domain table and a mul) or
+        returned as an output gets its own grid, calibrated on the input itself: the device receives
+        one integer tensor per input, and every consumer whose grid differs (a cat's shared grid, a
+        fixed domain) reads it through a requantization (PT2E's q -> dq -> q: one RESCALE).  An input
+        read by one op only keeps that op's input grid (no extra rounding), as before."""
+        for node in model.graph.nodes:
+            if node.op != "placeholder" or _ANN in node.meta:
+                continue
+            val = node.meta.get("val")
+            if not isinstance(val, torch.Tensor) or not val.is_floating_point():
+                continue
+            users = list(node.users)
+            if len(users) > 1 or any(u.op == "output" for u in users):
+                node.meta[_ANN] = QuantizationAnnotation(output_qspec=self._act(), _annotated=True)
 
     def _fused(self, node) -> Node | None:
         """The activation fused into ``node`` (:func:`tabula.rules.fused_activation`), unless fusion is off."""

@@ -129,13 +129,32 @@ def pool_window(op: str, ins: list, attrs: dict) -> tuple[TType, list[int], list
     return TType((n, oh, ow, c), x.dtype), [kh, kw], [sy, sx], [pt, pb, pl, pr]
 
 
+def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """TOSA 1.0 broadcasting of two shapes: equal ranks (1..6), and along each axis the sizes are
+    equal or one of them is 1; returns the output shape (the larger size per axis)."""
+    need(len(a) == len(b), op, f"ranks of {a} and {b} differ (TOSA broadcasts equal ranks; reshape first)")
+    need(1 <= len(a) <= 6, op, f"rank {len(a)} outside [1, 6]")
+    need(all(x == y or x == 1 or y == 1 for x, y in zip(a, b)), op, f"shapes {a} and {b} do not broadcast")
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
+
+
 def same_shape_int32(op: str, ins: list) -> TType:
-    """The contract of ADD / SUB / MUL: two int32 inputs of one shape (no broadcasting) -> int32."""
+    """The contract of INTDIV (and of any int32 binary op without broadcasting): two int32 inputs of
+    one shape -> int32.  ADD / SUB / MUL broadcast (:func:`broadcast_int32`)."""
     n_inputs(op, ins, 2)
     a, b = ins
     need(a.dtype == b.dtype == "int32", op, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
     need(a.shape == b.shape, op, f"shapes {a.shape} and {b.shape} differ (no broadcasting)")
     return TType(a.shape, "int32")
+
+
+def broadcast_int32(op: str, ins: list) -> TType:
+    """The contract of ADD / SUB / MUL: two int32 inputs whose shapes broadcast (:func:`broadcast_shape`)
+    -> int32 of the broadcast shape."""
+    n_inputs(op, ins, 2)
+    a, b = ins
+    need(a.dtype == b.dtype == "int32", op, f"dtypes must be int32, int32 (got {a.dtype}, {b.dtype})")
+    return TType(broadcast_shape(op, a.shape, b.shape), "int32")
 
 
 def reduced_shape(op: str, x: TType, attrs: dict) -> tuple[tuple[int, ...], int]:

@@ -30,12 +30,13 @@ def sqnr_db(reference: np.ndarray, test: np.ndarray) -> float | None:
 
 
 def write_results(path: str | Path, results: dict) -> None:
-    """Write ``results`` as JSON, atomically (temporary file + rename)."""
+    """Write ``results`` as JSON, atomically (temporary file + rename; StageError naming the file when
+    the disk is full or read-only, with no ``*.tmp`` left)."""
+    from ..files import write_atomic
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    tmp.replace(p)
+    write_atomic(p, json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
 _DECIMALS = {"sqnr_db_vs_float": 1, "wall_seconds": 2}
@@ -61,6 +62,9 @@ def print_table(results: dict) -> None:
     for k in keys:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
+    for o in results.get("outputs") or []:  # several model outputs: one line each
+        print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, "
+              f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
     for r in results.get("memory") or []:
         name = r["region"]
         what = [f"{r['n_constants']} constants {r['constants']} B" if r.get("constants") else "",
@@ -75,6 +79,8 @@ def print_table(results: dict) -> None:
         print(f"  {'link':<{width}}  {link_summary(link)}")
         if link.get("injected"):
             print(f"  {'link_faults_injected':<{width}}  {injected_summary(link['injected'])}")
+    for w in results.get("warnings") or []:
+        print(f"  warning: {w}")
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"

@@ -1,9 +1,9 @@
-"""ADD int32 -> ``tabula_add_s32``."""
+"""ADD int32 -> ``tabula_add_s32`` (equal shapes) or ``tabula_add_bcast_s32`` (broadcasting)."""
+from ._broadcast import TEMPLATE, context as _context
+
 OP = "ADD"
-KERNELS = ("tabula_add_s32",)
-TEMPLATE = "    st = tabula_add_s32({{ a }}, {{ b }}, {{ count }}, {{ y }});\n"
+KERNELS = ("tabula_add_s32", "tabula_add_bcast_s32")
 
 
 def context(op, g, ref) -> dict:
-    a, b = op.inputs
-    return dict(a=ref(a), b=ref(b), y=ref(op.outputs[0]), count=g.tensors[a].numel)
+    return _context(op, g, ref, "add")

@@ -1,9 +1,9 @@
-"""MUL int32 -> ``tabula_mul_s32``."""
+"""MUL int32 -> ``tabula_mul_s32`` (equal shapes) or ``tabula_mul_bcast_s32`` (broadcasting)."""
+from ._broadcast import TEMPLATE, context as _context
+
 OP = "MUL"
-KERNELS = ("tabula_mul_s32",)
-TEMPLATE = "    st = tabula_mul_s32({{ a }}, {{ b }}, {{ count }}, {{ shift }}, {{ y }});\n"
+KERNELS = ("tabula_mul_s32", "tabula_mul_bcast_s32")
 
 
 def context(op, g, ref) -> dict:
-    a, b = op.inputs
-    return dict(a=ref(a), b=ref(b), y=ref(op.outputs[0]), count=g.tensors[a].numel, shift=int(op.attrs.get("shift", 0)))
+    return _context(op, g, ref, "mul", f", {int(op.attrs.get('shift', 0))}")

@@ -31,6 +31,49 @@ def log_tail(path: Path | None, n_lines: int = 20) -> str:
     return "\n".join(key[-3:] + (["..."] if key else []) + tail)
 
 
+#: ELF e_machine values tabula meets: the Arm targets, and the machines a host build may be for.
+ELF_MACHINES = {40: "Arm (32-bit)", 62: "x86-64", 183: "AArch64", 3: "x86", 243: "RISC-V"}
+_HOST_MACHINE = {"x86_64": 62, "amd64": 62, "aarch64": 183, "arm64": 183, "i386": 3, "i686": 3}
+
+
+def elf_machine(path: str | os.PathLike) -> int | None:
+    """The ``e_machine`` of an ELF file (40 = Arm), or None when ``path`` is not a (complete) ELF."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    if len(head) < 20 or head[:4] != b"\x7fELF":
+        return None
+    return int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+
+
+def check_elf_for(path: str | os.PathLike, runner: str) -> None:
+    """Refuse a program built for another machine before it is started, with the fix: Arm firmware on
+    the ``host`` runner (the OS would say only "Exec format error"), a host program on an Arm runner
+    (``qemu``, ``fvp``, ``board``: the emulator would say only that the link closed).  Files that are
+    not complete ELFs (scripts, test stand-ins) are left to the runner.
+
+    Raises:
+        RunnerError: naming the file, what it was built for, and the ``board=`` that fits.
+    """
+    import platform
+
+    m = elf_machine(path)
+    if m is None:
+        return
+    what = ELF_MACHINES.get(m, f"ELF machine {m}")
+    if runner == "host":
+        host = _HOST_MACHINE.get(platform.machine().lower())
+        if host is not None and m != host:
+            raise RunnerError(f"host runner: {path} is built for {what}, not this machine "
+                              f"({ELF_MACHINES.get(host, platform.machine())}): build it with board=host "
+                              "(scons board=host), or run Arm firmware with its board's runner (qemu)")
+    elif m != 40:
+        raise RunnerError(f"{runner} runner: {path} is a {what} program, not Arm firmware: build it for an Arm "
+                          "board (scons board=corstone300), or run a host build with board=host / runner=host")
+
+
 TERM_WAIT_S = 2.0
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..link import Link, SerialLink
-from ._process import RunnerError, runner_settings
+from ._process import RunnerError, check_elf_for, runner_settings
 
 NAME = "board"
 REPORTS_EXIT_CODE = False
@@ -135,6 +135,7 @@ class Runner:
         elf = Path(elf_path).resolve()
         if not elf.is_file():
             raise RunnerError(f"board runner: no firmware at {elf}")
+        check_elf_for(elf, NAME)
         self.check_target(settings)
         target = self._target_args(settings)
         port = (self.port or os.environ.get("TABULA_PORT") or settings.get("port")

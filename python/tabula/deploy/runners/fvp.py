@@ -28,7 +28,7 @@ from typing import Iterator
 
 from ..link import Link, SocketLink
 from ..protocol import Frame, FrameParser
-from ._process import ProcessRunner, RunnerError, runner_settings
+from ._process import ProcessRunner, RunnerError, check_elf_for, runner_settings
 
 NAME = "fvp"
 BINARY = "FVP_Corstone_SSE-300_Ethos-U55"
@@ -115,6 +115,7 @@ class Runner(ProcessRunner):
         elf = Path(elf_path).resolve()
         if not elf.is_file():
             raise RunnerError(f"fvp runner: no firmware at {elf}")
+        check_elf_for(elf, NAME)
         self.command = fvp_command(elf, settings, binary)
         link = None
         try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..link import Link, PipeLink
-from ._process import ProcessRunner, RunnerError
+from ._process import ProcessRunner, RunnerError, check_elf_for
 
 NAME = "host"
 
@@ -22,6 +22,7 @@ class Runner(ProcessRunner):
         exe = Path(elf_path).resolve()
         if not exe.is_file() or not os.access(exe, os.X_OK):
             raise RunnerError(f"host runner: {exe} is not an executable file")
+        check_elf_for(exe, NAME)
         proc = self._spawn([str(exe)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         link = PipeLink(proc.stdin, proc.stdout)
         try:

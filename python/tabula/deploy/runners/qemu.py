@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..link import Link, SocketLink
-from ._process import ProcessRunner, RunnerError, log_tail, runner_settings
+from ._process import ProcessRunner, RunnerError, check_elf_for, log_tail, runner_settings
 
 NAME = "qemu"
 QEMU = "qemu-system-arm"
@@ -70,6 +70,7 @@ class Runner(ProcessRunner):
         elf = Path(elf_path).resolve()
         if not elf.is_file():
             raise RunnerError(f"qemu runner: no firmware at {elf}")
+        check_elf_for(elf, NAME)
         settings = runner_settings(board, NAME)
         link = None
         try:

@@ -34,7 +34,7 @@ def unsupported(node) -> str | None:
     elif name == "aten.mean":
         dims = sorted(d % 4 for d in (arg(node, 1, "dim", None) or []))
         if dims != [2, 3]:
-            return f"over dims {arg(node, 1, 'dim', None)} (tabula averages over H, W: dims (2, 3) or (-2, -1))"
+            return f"over dims {tuple(arg(node, 1, 'dim', None) or ())} (only (2, 3): H and W of an NCHW tensor)"
     return None
 
 

@@ -68,3 +68,11 @@ def lower(ctx, node) -> None:
     x, out = ctx.shared(node)
     cmin, cmax = clamp_codes(node, x)
     ctx.graph.add_op(Op("CLAMP", [x.name], [out.name], {"min": cmin, "max": cmax}, src))
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
+    if rules.canonical_op(node.target) == "aten.clamp" and any(
+            isinstance(v, torch.fx.Node) for v in (arg(node, 1, "min", None), arg(node, 2, "max", None))):
+        return "with tensor bounds (only numbers)"
+    return None

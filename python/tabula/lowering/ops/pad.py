@@ -30,3 +30,13 @@ def lower(ctx, node) -> None:
         raise LoweringError(f"{src}: negative padding (cropping) is not supported; use slicing")
     code = int(quantize_round_half_even(np.array([value], np.float32), x.scale, x.zero_point, x.dtype)[0])
     ctx.graph.add_op(Op("PAD", [x.name], [out.name], {"pad_before": before, "pad_after": after, "pad_value": code}, src))
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
+    mode = arg(node, 2, "mode", "constant")
+    if mode != "constant":
+        return f"with mode={mode!r} (only constant padding)"
+    if min(int(p) for p in node.args[1]) < 0:
+        return "with negative padding (cropping; use slicing)"
+    return None

@@ -1,4 +1,5 @@
-"""aten.permute / transpose / t -> TRANSPOSE, with the permutation mapped through the NHWC device layout."""
+"""aten.permute / transpose / t -> TRANSPOSE, with the permutation mapped through the NHWC device layout
+(``transpose(d0, d1)`` is the permutation that swaps two dims; ``t()`` swaps the two dims of a 2-D tensor)."""
 from __future__ import annotations
 
 from ... import rules
@@ -17,9 +18,9 @@ def lower(ctx, node) -> None:
     rank = len(x.shape)
     name = rules.canonical_op(node.target)
     if name == "aten.permute":
-        p = [d % rank for d in node.args[1]]
+        p = [int(d) % rank for d in node.args[1]]
     else:  # transpose(dim0, dim1); t() swaps the two dims of a 2-D tensor (a 1-D one is unchanged)
-        d0, d1 = (node.args[1] % rank, node.args[2] % rank) if name == "aten.transpose" else (0, rank - 1)
+        d0, d1 = (int(node.args[1]) % rank, int(node.args[2]) % rank) if name == "aten.transpose" else (0, rank - 1)
         p = list(range(rank))
         p[d0], p[d1] = p[d1], p[d0]
     if rank == 4:

@@ -1,4 +1,4 @@
-"""aten.flatten / view / reshape -> RESHAPE, in PyTorch's element order.
+"""aten.flatten / view / reshape / unsqueeze / squeeze -> RESHAPE, in PyTorch's element order.
 
 A 4-D activation is NHWC on the device: it is first transposed to NCHW (unless that is a no-op in
 memory: H = W = 1 or C = 1), reshaped, and a 4-D result is transposed back to NHWC.
@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...fx import node_source
 from ...ir import Op
 
-ATEN = ["aten.flatten", "aten.view", "aten.reshape"]
+ATEN = ["aten.flatten", "aten.view", "aten.reshape", "aten.unsqueeze", "aten.squeeze"]
 
 
 def _trivial(shape_nhwc) -> bool:

@@ -29,3 +29,9 @@ def lower(ctx, node) -> None:
     if tuple(sizes) != out.shape:
         raise LoweringError(f"{src}: slice gives {sizes}, PyTorch says {out.shape}")
     ctx.graph.add_op(Op("SLICE", [x.name], [out.name], {"start": starts, "size": sizes}, src))
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
+    step = int(arg(node, 4, "step", 1))
+    return f"with step {step} (only 1)" if step != 1 else None

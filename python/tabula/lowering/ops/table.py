@@ -209,3 +209,14 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
 def n_name(c: int) -> str:
     """A tensor-name suffix for centre ``c``: ``_m32768`` / ``_32768``; empty for 0."""
     return "" if c == 0 else (f"_m{-c}" if c < 0 else f"_{c}")
+
+
+def unsupported(node) -> str | None:
+    """The uses :func:`lower` refuses, judged on the float graph before calibration."""
+    name = rules.canonical_op(node.target)
+    extra, kwargs = list(node.args[1:]), dict(node.kwargs)
+    if name == "aten.pow" and not (len(extra) == 1 and isinstance(extra[0], numbers.Number)):
+        return "with a tensor exponent (only a constant scalar exponent)"
+    if any(isinstance(a, torch.fx.Node) for a in extra + list(kwargs.values())):
+        return "with a tensor argument (a TABLE needs constant arguments)"
+    return None

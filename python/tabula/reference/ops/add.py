@@ -1,19 +1,20 @@
-"""ADD int32: the spec of ``tabula_add_s32``.
+"""ADD int32: the spec of ``tabula_add_s32`` (equal shapes) and ``tabula_add_bcast_s32``.
 
-Semantics: TOSA 1.0 ADD on equal shapes (no broadcasting): ``out = a + b``.  The IR forbids
-overflow: a sum outside int32 raises ValueError.
+Semantics: TOSA 1.0 ADD with broadcasting: equal ranks, and along each axis the two sizes are equal
+or one is 1 (that operand is read again for every index of the axis); ``out = a + b``.  The IR
+forbids overflow: a sum outside int32 raises ValueError.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, same_shape_int32, to_int32_exact
+from .._checks import TType, broadcast_int32, check_arrays, to_int32_exact
 
 OP = "ADD"
 
 
 def contract(ins: list[TType], attrs: dict) -> TType:
-    return same_shape_int32(OP, ins)
+    return broadcast_int32(OP, ins)
 
 
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:

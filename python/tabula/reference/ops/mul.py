@@ -1,6 +1,7 @@
-"""MUL int32: the spec of ``tabula_mul_s32``.
+"""MUL int32: the spec of ``tabula_mul_s32`` (equal shapes) and ``tabula_mul_bcast_s32``.
 
-Semantics: TOSA 1.0 MUL on equal shapes (no broadcasting); attrs ``shift`` (default 0, in [0, 62]):
+Semantics: TOSA 1.0 MUL with broadcasting (as ADD: equal ranks, each axis equal or 1); attrs
+``shift`` (default 0, in [0, 62]):
 
     p = a * b   (exact, int64);   out = (p + 2^(shift-1)) >> shift  if shift > 0  else  p
 
@@ -11,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, need, same_shape_int32, to_int32_exact
+from .._checks import TType, broadcast_int32, check_arrays, need, to_int32_exact
 
 OP = "MUL"
 
 
 def contract(ins: list[TType], attrs: dict) -> TType:
-    out = same_shape_int32(OP, ins)
+    out = broadcast_int32(OP, ins)
     shift = int(attrs.get("shift", 0))
     need(0 <= shift <= 62, OP, f"shift {shift} outside [0, 62]")
     return out

@@ -1,19 +1,19 @@
-"""SUB int32: the spec of ``tabula_sub_s32``.
+"""SUB int32: the spec of ``tabula_sub_s32`` (equal shapes) and ``tabula_sub_bcast_s32``.
 
-Semantics: TOSA 1.0 SUB on equal shapes (no broadcasting): ``out = a - b``.  The IR forbids
-overflow: a difference outside int32 raises ValueError.
+Semantics: TOSA 1.0 SUB with broadcasting (as ADD: equal ranks, each axis equal or 1):
+``out = a - b``.  The IR forbids overflow: a difference outside int32 raises ValueError.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, same_shape_int32, to_int32_exact
+from .._checks import TType, broadcast_int32, check_arrays, to_int32_exact
 
 OP = "SUB"
 
 
 def contract(ins: list[TType], attrs: dict) -> TType:
-    return same_shape_int32(OP, ins)
+    return broadcast_int32(OP, ins)
 
 
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:

@@ -1,0 +1,7 @@
+/* MUL int32 with broadcasting: the body is tabula_broadcast_impl.h, the element tabula_mul_elem_s32
+ * (tabula_internal.h, shared with tabula_mul_s32), the contract manifest.toml. */
+#define TABULA_FN tabula_mul_bcast_s32
+#define TABULA_EXTRA_PARAMS , int32_t shift
+#define TABULA_EXTRA_OK (shift >= 0 && shift <= 62)
+#define TABULA_ELEM(x, y) tabula_mul_elem_s32((x), (y), shift)
+#include "tabula_broadcast_impl.h"

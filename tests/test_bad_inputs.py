@@ -1,0 +1,573 @@
+"""Every bad input a user (or a tampered file) can give ends in one clear error line, or an explicit
+warning in the report, never a traceback or a silently wrong figure (issue 12).
+
+Kinds: 1 a tampered IR (one verifier: ``tabula.ir.verify``), 3 degenerate data, 4 bad arguments,
+5 paths, 6 environment faults, 7 concurrent builds, 8 install extras, 9 byte-reproducible builds.
+Most cases run the CLI in-process (``tabula.cli.main``: the same code path, no interpreter start);
+the builds are three SCons runs (two in parallel, all ``run=0``).
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import tabula
+from tabula.cli import main as cli_main
+from tabula.errors import IRError, QuantizationError, RunnerError, StageError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _one_line_error(capsys, rc: int, *words: str) -> str:
+    """The CLI's stderr: exit code 2, one ``tabula: error:`` line naming ``words``, no traceback."""
+    err = capsys.readouterr().err.strip()
+    assert rc == 2, err
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tabula: error:"), err
+    for w in words:
+        assert re.search(w, err), (w, err)
+    return err
+
+
+def _single_line(e: BaseException, *words: str) -> None:
+    msg = str(e)
+    assert "\n" not in msg, msg
+    for w in words:
+        assert re.search(w, msg), (w, msg)
+
+
+def _no_tmp(d: Path) -> None:
+    assert not [p for p in Path(d).rglob("*") if ".tmp" in p.name], list(Path(d).rglob("*.tmp*"))
+
+
+class _Tiny(nn.Module):
+    def __init__(self, n_out: int = 3):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3)
+        self.fc = nn.Linear(2 * 4 * 4, n_out)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(torch.sigmoid(self.conv(x)), 1))
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny conv -> sigmoid -> linear model, its files, and its program saved in ``prog/``."""
+    d = tmp_path_factory.mktemp("bad inputs é")  # a space and a non-ASCII letter in every path
+    torch.manual_seed(0)
+    m = _Tiny().eval()
+    x = torch.randn(24, 1, 6, 6)
+    torch.export.save(torch.export.export(m, (x[:1],)), d / "tiny.pt2")
+    torch.manual_seed(1)
+    other = _Tiny().eval()
+    with torch.no_grad():
+        other.fc.weight *= 10
+    torch.export.save(torch.export.export(other, (x[:1],)), d / "other.pt2")   # same shapes, other weights
+    torch.export.save(torch.export.export(_Tiny(5).eval(), (x[:1],)), d / "wide.pt2")   # 5 outputs
+    np.savez(d / "calib.npz", x=x.numpy())
+    np.savez(d / "test.npz", x=x[:6].numpy(), y=np.array([0, 1, 2, 0, 1, 2]))
+    tabula.lower(tabula.quantize(m, (x[:1],), x)).save(d / "prog")
+    return d
+
+
+# ---- 1: the IR is trusted no more: one verifier, called by load, codegen and run ------------------------
+
+def _tensor(name):
+    return lambda j: next(t for t in j["tensors"] if t["name"] == name)
+
+
+def _set_tensor(name, key, value):
+    return lambda j, z: _tensor(name)(j).__setitem__(key, value)
+
+
+def _set_attr(op, key, value):
+    def f(j, z):
+        next(o for o in j["ops"] if o["op"] == op)["attrs"][key] = value
+    return f
+
+
+def _const(name, fn):
+    return lambda j, z: z.__setitem__(name, fn(z[name]))
+
+
+IR_CASES = {
+    "table_100_entries": (_const("sigmoid_table", lambda a: a[:100]), r"'sigmoid_table'.*\(100,\).*\(256,\)"),
+    "weights_wrong_shape": (_const("linear_weight", lambda a: a[:, :16]), r"'linear_weight'.*\(3, 16\)"),
+    "weights_float": (_const("linear_weight", lambda a: a.astype(np.float32)), r"'linear_weight'.*float32"),
+    "bias_int64": (_const("linear_bias", lambda a: a.astype(np.int64)), r"'linear_bias'.*int64"),
+    "scale_zero": (_set_tensor("conv2d", "scale", 0.0), r"'conv2d'.*scale 0\.0 must be finite and > 0"),
+    "scale_negative": (_set_tensor("x", "scale", -0.5), r"'x'.*scale -0\.5"),
+    "scale_nan": (_set_tensor("linear", "scale", float("nan")), r"'linear'.*scale nan"),
+    "scale_not_a_number": (_set_tensor("conv2d", "scale", "big"), r"'conv2d'.*scale 'big'"),
+    "per_channel_scale_count": (_set_tensor("conv2d_weight", "scale", [0.1, 0.2, 0.3]), r"3 per-channel scales"),
+    "io_scale_list": (_set_tensor("x", "scale", [0.1]), r"'x'.*needs one scale"),
+    "rescale_multiplier_0": (_set_attr("RESCALE", "multiplier", [0, 0]), r"RESCALE.*multiplier \[0, 0\] has a 0"),
+    "rescale_shift_1": (_set_attr("RESCALE", "shift", [1, 1]), r"shift \[1, 1\] outside \[2, 62\]"),
+    "int8_zero_point_1000": (_set_tensor("conv2d", "zero_point", 1000), r"int8 zero point 1000.*\[-128, 127\]"),
+    "int32_zero_point_5": (_set_tensor("conv2d_acc", "zero_point", 5), r"int32 zero point 5"),
+    "zero_point_fraction": (_set_tensor("conv2d", "zero_point", 1.5), r"zero point 1\.5 must be an integer"),
+    "qrange_outside_dtype": (_set_tensor("x", "qrange", [-300, 300]), r"qrange \(-300, 300\)"),
+    "conv_input_zp_out_of_range": (_set_attr("CONV2D", "input_zp", 500), r"CONV2D.*input_zp=500"),
+    "unknown_ir_version": (lambda j, z: j.__setitem__("version", 99), r"IR version 99.*regenerate"),
+    "missing_constant": (lambda j, z: z.pop("linear_bias"), r"'linear_bias' has no data"),
+    "stray_constant": (lambda j, z: z.__setitem__("bogus", np.zeros(3)), r"'bogus'.*does not declare"),
+    "missing_tensor": (lambda j, z: j["tensors"].remove(_tensor("conv2d")(j)), r"'conv2d' is not defined"),
+    "duplicate_tensor": (lambda j, z: j["tensors"].append(dict(j["tensors"][0])), r"defined twice"),
+    "unknown_op": (lambda j, z: j["ops"][3].__setitem__("op", "FOO"), r"FOO.*unknown IR op"),
+    "negative_dim": (_set_tensor("conv2d", "shape", [1, -4, 4, 2]), r"shape \(1, -4, 4, 2\)"),
+    "float_dtype": (_set_tensor("conv2d", "dtype", "float32"), r"unknown IR dtype 'float32'"),
+    "missing_attribute": (lambda j, z: next(o for o in j["ops"] if o["op"] == "CONV2D")["attrs"].pop("stride"),
+                          r"missing attribute 'stride'"),
+    "no_outputs": (lambda j, z: j.__setitem__("outputs", []), r"0 output\(s\)"),
+    "io_layout_unknown": (lambda j, z: j["io_layout"].__setitem__("x", "NWHC"), r"io_layout of 'x' is 'NWHC'"),
+    "io_layout_stray": (lambda j, z: j["io_layout"].__setitem__("conv2d", "plain"), r"io_layout names 'conv2d'"),
+}
+
+
+def _tampered(tiny, tmp_path, change) -> Path:
+    d = tmp_path / "ir"
+    shutil.copytree(tiny / "prog", d)
+    j = json.loads((d / "ir.json").read_text())
+    with np.load(d / "ir.npz") as f:
+        z = {k: f[k] for k in f.files}
+    change(j, z)
+    (d / "ir.json").write_text(json.dumps(j))
+    np.savez(d / "ir.npz", **z)
+    return d
+
+
+def test_the_fixture_names_what_the_cases_tamper_with(tiny):
+    j = json.loads((tiny / "prog" / "ir.json").read_text())
+    names = {t["name"] for t in j["tensors"]}
+    assert {"x", "conv2d", "conv2d_acc", "conv2d_weight", "linear", "linear_weight", "linear_bias", "sigmoid_table"} <= names
+
+
+@pytest.mark.parametrize("case", sorted(IR_CASES))
+def test_tampered_ir_is_refused_by_codegen(tiny, tmp_path, capsys, case):
+    change, words = IR_CASES[case]
+    d = _tampered(tiny, tmp_path, change)
+    rc = cli_main(["codegen", "--ir", str(d), "--out", str(d / "src")])
+    _one_line_error(capsys, rc, words, r"regenerate|malformed|version")
+    assert not (d / "src" / "model.c").exists()
+
+
+@pytest.mark.parametrize("case", ["table_100_entries", "scale_zero", "rescale_multiplier_0", "missing_tensor"])
+def test_tampered_ir_is_refused_by_load_and_run(tiny, tmp_path, case):
+    change, words = IR_CASES[case]
+    d = _tampered(tiny, tmp_path, change)
+    with pytest.raises(IRError) as e:
+        tabula.load(d)
+    _single_line(e.value, words, str(d).replace("\\", "\\\\").replace("(", r"\("), "regenerate")
+    from tabula.stages import run_and_report
+
+    with pytest.raises(IRError):
+        run_and_report(tmp_path / "no.elf", "host", d, tiny / "test.npz", tiny / "tiny.pt2", tmp_path / "o")
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_a_graph_built_in_memory_is_verified_too(tiny):
+    g = tabula.load(tiny / "prog").graph
+    g.tensors["conv2d"].scale = -1.0
+    with pytest.raises(IRError, match="scale -1.0 must be finite"):
+        tabula.Program(g)
+    from tabula.codegen import generate
+
+    with pytest.raises(IRError, match="scale -1.0"):
+        generate(g, "/nonexistent/never-written")
+
+
+# ---- 6: damaged files name the file ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage,words", [
+    (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), r"ir\.npz is not a readable \.npz"),
+    (lambda p: p.write_text("hello, I am text\n"), r"ir\.npz is not a readable \.npz"),
+    (lambda p: np.save(p.open("wb"), np.zeros(3)), r"ir\.npz"),
+    (lambda p: (p.parent / "ir.json").write_text("{not json"), r"ir\.json is not readable IR JSON"),
+])
+def test_damaged_ir_files_are_named(tiny, tmp_path, capsys, damage, words):
+    d = tmp_path / "ir"
+    shutil.copytree(tiny / "prog", d)
+    damage(d / "ir.npz")
+    _one_line_error(capsys, cli_main(["codegen", "--ir", str(d), "--out", str(d / "src")]), words)
+
+
+@pytest.mark.parametrize("write,words", [
+    (lambda p: p.write_text("x = 1\n"), r"calib\.npz is not a readable \.npz"),
+    (lambda p: np.save(p.open("wb"), np.zeros((4, 1, 6, 6), np.float32)), r"holds a single array \(a \.npy\)"),
+    (lambda p: p.write_bytes(_npz_bytes(x=np.zeros((4, 1, 6, 6), np.float32))[:200]), r"calib\.npz"),
+    (lambda p: np.savez(p, x=np.ones((4, 1, 6, 6), np.complex64)), r"'x' is complex"),
+    (lambda p: np.savez(p, x=np.array([["a"] * 36] * 4).reshape(4, 1, 6, 6)), r"dtype <U1"),
+    (lambda p: np.savez(p, inputs=np.ones((4, 1, 6, 6), np.float32)), r"has no array 'x'"),
+])
+def test_bad_calibration_files_are_named(tiny, tmp_path, capsys, write, words):
+    calib = tmp_path / "calib.npz"
+    write(calib)
+    rc = cli_main(["quantize", "--model", str(tiny / "tiny.pt2"), "--calib", str(calib), "--out", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, words)
+    assert not (tmp_path / "o" / "ir.json").exists()
+
+
+def _npz_bytes(**arrays) -> bytes:
+    import io
+
+    b = io.BytesIO()
+    np.savez(b, **arrays)
+    return b.getvalue()
+
+
+@pytest.mark.parametrize("content,words", [("{broken", r"results\.json is not a readable results\.json"),
+                                           ("[1, 2]", r"holds a JSON list"), (None, r"results\.json not found")])
+def test_show_names_a_corrupt_or_missing_results_file(tmp_path, capsys, content, words):
+    p = tmp_path / "results.json"
+    if content is not None:
+        p.write_text(content)
+    _one_line_error(capsys, cli_main(["show", str(p)]), words)
+
+
+def test_a_full_disk_leaves_no_tmp_and_one_line(tiny, tmp_path, monkeypatch):
+    program = tabula.load(tiny / "prog")
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    with pytest.raises(StageError) as e:
+        program.save(tmp_path / "out")
+    _single_line(e.value, r"cannot write .*ir\.npz: No space left on device", "free disk space")
+    _no_tmp(tmp_path)
+    assert not list((tmp_path / "out").iterdir())
+
+
+def test_a_full_disk_in_codegen_and_report(tiny, tmp_path, monkeypatch):
+    from tabula.report import write_results
+
+    real = Path.write_text
+
+    def full(self, *a, **k):
+        if self.name.endswith(".tmp") or ".tmp." in self.name:
+            real(self, "partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    with pytest.raises(StageError, match=r"results\.json: No space left"):
+        write_results(tmp_path / "results.json", {"a": 1})
+    _no_tmp(tmp_path)
+    rc = cli_main(["codegen", "--ir", str(tiny / "prog"), "--out", str(tmp_path / "src")])
+    assert rc == 2
+    _no_tmp(tmp_path)
+    assert not (tmp_path / "src" / "model.c").exists()
+
+
+def _boards_root(tmp_path) -> Path:
+    root = tmp_path / "root"
+    shutil.copytree(ROOT / "boards", root / "boards")
+    (root / "boards" / "broken").mkdir()
+    (root / "boards" / "broken" / "board.toml").write_text('name = "broken"\ncpu = [\n')
+    return root
+
+
+def test_a_broken_board_toml_is_named_and_the_others_listed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("TABULA_ROOT", str(_boards_root(tmp_path)))
+    rc = cli_main(["boards"])
+    out = capsys.readouterr()
+    assert rc == 2 and "corstone300" in out.out and "Traceback" not in out.err
+    assert out.err.count("\n") == 1 and "broken/board.toml is not readable TOML" in out.err and "fix it" in out.err
+
+
+def test_scons_board_list_survives_a_broken_board(tmp_path):
+    env = {**os.environ, "TABULA_ROOT": str(_boards_root(tmp_path))}
+    p = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=list"], cwd=ROOT, capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert p.returncode == 2 and "corstone300" in p.stdout
+    assert "Traceback" not in p.stderr + p.stdout and "broken/board.toml" in p.stderr
+
+
+@pytest.mark.parametrize("toml,words", [
+    ('name = "broken"\n', r"missing keys"),
+    (None, r"invalid literal for int\(\).*'fast'"),
+])
+def test_load_board_names_the_file(tmp_path, monkeypatch, toml, words):
+    from tabula.boards import load_board
+    from tabula.errors import BoardError
+
+    root = _boards_root(tmp_path)
+    path = root / "boards" / "broken" / "board.toml"
+    if toml is None:
+        toml = (root / "boards" / "host" / "board.toml").read_text().replace('name = "host"', 'name = "broken"')
+        toml = re.sub(r"(?m)^tick_hz\s*=.*$", 'tick_hz = "fast"', toml)
+    path.write_text(toml)
+    monkeypatch.setenv("TABULA_ROOT", str(root))
+    with pytest.raises(BoardError) as e:
+        load_board("broken")
+    _single_line(e.value, words, "board.toml")
+
+
+# ---- 3: degenerate data ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("calib,words", [
+    (np.zeros((8, 1, 6, 6), np.float32), r"every value is 0.*calibrate on real"),
+    (np.ones((8, 1, 6, 6), np.complex64), r"complex"),
+    (np.full((8, 1, 6, 6), np.nan, np.float32), r"NaN or Inf"),
+    (np.concatenate([np.random.rand(7, 1, 6, 6), np.full((1, 1, 6, 6), np.inf)]).astype(np.float32), r"sample 7.*NaN or Inf"),
+    (torch.full((8, 1, 6, 6), 3.0), r"every value is 3"),
+])
+def test_degenerate_calibration_through_the_api(calib, words):
+    with pytest.raises(QuantizationError) as e:
+        tabula.quantize(_Tiny().eval(), (torch.zeros(1, 1, 6, 6),), calib)
+    _single_line(e.value, words)
+
+
+def test_all_zero_calibration_through_the_cli(tiny, tmp_path, capsys):
+    np.savez(tmp_path / "zero.npz", x=np.zeros((8, 1, 6, 6), np.float32))
+    rc = cli_main(["quantize", "--model", str(tiny / "tiny.pt2"), "--calib", str(tmp_path / "zero.npz"),
+                   "--out", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, r"every value is 0")
+    assert not (tmp_path / "o" / "ir.json").exists()
+
+
+@pytest.mark.parametrize("x,words", [
+    (np.full((1, 1, 6, 6), np.nan, np.float32), r"NaN/Inf"),
+    (np.ones((1, 1, 6, 6), np.complex64), r"complex"),
+])
+def test_program_run_refuses_inputs_without_a_code(tiny, x, words):
+    with pytest.raises(QuantizationError) as e:
+        tabula.load(tiny / "prog").run(x)
+    _single_line(e.value, words)
+
+
+def test_huge_calibration_is_a_warning_in_the_report(tiny, capsys):
+    from tabula.report import print_table
+    from tabula.stages import data_warnings
+
+    x = np.load(tiny / "calib.npz")["x"]
+    program = tabula.lower(tabula.quantize(torch.export.load(str(tiny / "tiny.pt2")), (torch.from_numpy(x[:1]),),
+                                           x * 1e30))
+    ints = [program.quantize_inputs(x[i : i + 1]) for i in range(6)]
+    w = data_warnings(program, ints, 12.0, "m.pt2")
+    assert len(w) == 1 and "only 1 integer code" in w[0] and "calibrate on inputs like the test data" in w[0]
+    good = tabula.load(tiny / "prog")
+    assert data_warnings(good, [good.quantize_inputs(x[i : i + 1]) for i in range(6)], 30.0, "m.pt2") == []
+    sat = data_warnings(good, [good.quantize_inputs(x[i : i + 1] * 100) for i in range(6)], 30.0, "m.pt2")
+    assert "saturate the input grid" in sat[0]
+    print_table({"board": "host", "warnings": w})
+    assert "warning: input 'x' takes only 1 integer code" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("y,words", [
+    (np.array([0.5, 1, 2, 0, 1, 2]), r"fractional floats"),
+    (np.array([0, -1, 2, 0, 1, 2]), r"label -1 is negative"),
+    (np.array([0, 1, 7, 0, 1, 2]), r"label 7 is not a class of the model's 3 outputs"),
+    (np.array(["a", "b", "c", "a", "b", "c"]), r"dtype <U1"),
+])
+def test_bad_labels_are_refused_before_the_run(tiny, tmp_path, capsys, y, words):
+    x = np.load(tiny / "test.npz")["x"]
+    np.savez(tmp_path / "t.npz", x=x, y=y)
+    rc = cli_main(["run", "--board", "host", "--elf", str(tmp_path / "no-firmware"), "--ir", str(tiny / "prog"),
+                   "--data", str(tmp_path / "t.npz"), "--model", str(tiny / "tiny.pt2"), "--out", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, words)
+    assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_float_labels_that_are_whole_numbers_are_accepted(tiny, tmp_path):
+    from tabula.stages import _load_npz_x
+
+    np.savez(tmp_path / "t.npz", x=np.zeros((2, 1, 6, 6), np.float32), y=np.array([1.0, 2.0]))
+    _, y = _load_npz_x(tmp_path / "t.npz", "test data")
+    assert y.dtype == np.int64 and list(y) == [1, 2]
+
+
+# ---- 4: arguments ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv,words", [
+    (["run", "--limit", "-1"], r"limit -1 must be a whole number >= 0"),
+    (["run", "--runner", "teleport"], r"unknown runner 'teleport'"),
+    (["validate", "--timeout", "-5"], r"timeout -5\.0 must be a number of seconds > 0"),
+    (["validate", "--timeout", "0"], r"timeout 0\.0"),
+    (["validate", "--limit", "-1"], r"limit -1"),
+    (["validate", "--port", "/dev/ttyACM0"], r"port \(/dev/ttyACM0\) is for a real board.*host runs on host"),
+    (["validate", "--name", "../../x"], r"--name '\.\./\.\./x' must be a plain folder name"),
+    (["validate", "--board", "nosuchboard"], r"unknown board 'nosuchboard'"),
+])
+def test_bad_arguments_are_refused_before_anything_builds(tiny, tmp_path, capsys, argv, words):
+    cmd, *rest = argv
+    if cmd == "run":
+        base = ["run", "--board", "host", "--elf", str(tmp_path / "fw"), "--ir", str(tiny / "prog"), "--data",
+                str(tiny / "test.npz"), "--model", str(tiny / "tiny.pt2"), "--out", str(tmp_path / "o")]
+    else:
+        base = ["validate", "--board", "host", "--model", str(tiny / "tiny.pt2"), "--data", str(tiny / "test.npz"),
+                "--build-dir", str(tmp_path / "b")]
+        if "--board" in rest:
+            base = base[:2] + base[4:]
+    _one_line_error(capsys, cli_main(base + rest), words)
+    assert not (tmp_path / "b").exists() and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("arg,words", [
+    ("limit=-1", r"limit=-1 must be a whole number >= 0"),
+    ("port=/dev/ttyACM0", r"port=/dev/ttyACM0 is for a real board"),
+    ("name=../../x", r"name='\.\./\.\./x' must be a plain folder name"),
+])
+def test_bad_scons_arguments_are_refused(tiny, tmp_path, arg, words):
+    p = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=host", f"build_dir={tmp_path / 'b'}",
+                        f"model={tiny / 'tiny.pt2'}", f"calib={tiny / 'calib.npz'}", arg], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and re.search(words, p.stderr), p.stderr
+    assert "Traceback" not in p.stderr + p.stdout
+    assert not (tmp_path / "b").exists() and not (tmp_path.parent / "x").exists()
+
+
+def _fake_elf(path: Path, machine: int) -> Path:
+    head = bytearray(64)
+    head[:4], head[4], head[5] = b"\x7fELF", 1, 1
+    head[18:20] = machine.to_bytes(2, "little")
+    path.write_bytes(bytes(head))
+    path.chmod(0o755)
+    return path
+
+
+def test_arm_firmware_on_the_host_runner_names_the_fix(tmp_path):
+    from tabula.deploy.runners import get_runner
+
+    elf = _fake_elf(tmp_path / "firmware.elf", 40)
+    with pytest.raises(RunnerError) as e:
+        with get_runner("host")(tmp_path / "log").start(elf):
+            pass
+    _single_line(e.value, r"built for Arm \(32-bit\), not this machine", "board=host")
+
+
+def test_a_host_program_on_qemu_names_the_fix(tmp_path):
+    from tabula.deploy.runners import get_runner
+    from tabula.deploy.runners._process import elf_machine
+
+    exe = Path(shutil.which("true") or "/bin/true").resolve()
+    if elf_machine(exe) in (None, 40):
+        pytest.skip("this machine's /bin/true is not a non-Arm ELF")
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("qemu-system-arm not found")
+    with pytest.raises(RunnerError) as e:
+        with get_runner("qemu")(tmp_path / "log").start(exe):
+            pass
+    _single_line(e.value, r"qemu runner: .* program, not Arm firmware", "board=corstone300")
+
+
+# ---- 8: install: every extra README names exists and works ----------------------------------------------
+
+def test_every_extra_readme_names_is_defined():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    named = set()
+    for text in [(ROOT / "README.md").read_text(), (ROOT / "bootstrap.sh").read_text()]:
+        for group in re.findall(r"\.\[([a-z0-9_,-]+)\]", text):
+            named.update(group.split(","))
+    assert {"board", "test", "mlperf"} <= named
+    assert named <= set(extras), f"named in README/bootstrap.sh but not in pyproject.toml: {named - set(extras)}"
+
+
+def test_bootstrap_installs_the_board_extra():
+    boot = (ROOT / "bootstrap.sh").read_text()
+    assert re.search(r"pip install .*-e '\.\[[a-z,]*board[a-z,]*\]'", boot)
+    assert "pyocd" in " ".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+                               ["optional-dependencies"]["board"])
+
+
+def test_the_board_extra_imports():
+    import cmsis_pack_manager  # noqa: F401
+    import pyocd  # noqa: F401
+
+
+# ---- 5, 7, 9: paths with spaces and unicode, parallel builds, byte-reproducible output --------------------
+
+def _checkout_copy(dest: Path) -> Path:
+    """This checkout's files (tracked and new, not ignored; as they are in the work tree) at ``dest``."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout
+    for rel in files.decode().split("\0"):
+        if rel and (ROOT / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, dest / rel)
+    return dest
+
+
+def _scons_in(root: Path, *args):
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", *args], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(root / "python")}, timeout=900)
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.mark.arm
+@pytest.mark.host
+def test_same_commit_gives_the_same_bytes_anywhere_and_boards_build_side_by_side(tiny, tmp_path):
+    """Two checkouts at different paths (one with a space and a non-ASCII letter) build the same
+    model: firmware.elf, model.c, ir.json and ir.npz are byte-identical.  In the first, two boards
+    build at once: each keeps its SCons database under build/<board>/, nothing is written outside
+    build/."""
+    a = _checkout_copy(tmp_path / "a")
+    b = _checkout_copy(tmp_path / "the other checkout ü" / "b")
+    before = {p for p in a.rglob("*") if "__pycache__" not in p.parts}
+    common = [f"model={tiny / 'tiny.pt2'}", f"calib={tiny / 'calib.npz'}", "run=0", "name=tiny"]
+    with ThreadPoolExecutor(2) as pool:
+        runs = list(pool.map(lambda board: _scons_in(a, f"board={board}", *common), ["corstone300", "host"]))
+    for p in runs:
+        assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    p = _scons_in(b, "board=corstone300", *common)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    for rel in ["firmware.elf", "src/model.c", "src/model.h", "ir.json", "ir.npz"]:
+        fa, fb = a / "build/corstone300/tiny" / rel, b / "build/corstone300/tiny" / rel
+        assert _sha(fa) == _sha(fb), rel
+    elf = (a / "build/corstone300/tiny/firmware.elf").read_bytes()
+    assert str(a).encode() not in elf and str(tmp_path).encode() not in elf
+    for board in ("corstone300", "host"):
+        assert (a / "build" / board / ".sconsign.dblite").is_file()
+    assert (a / "build/host/tiny/firmware").is_file()
+    after = {p for p in a.rglob("*") if "__pycache__" not in p.parts and "build" not in p.relative_to(a).parts}
+    assert after == before - {p for p in before if "build" in p.relative_to(a).parts}, after ^ before
+    # nothing changed: SCons (with its database beside the build) rebuilds nothing
+    q = _scons_in(a, "-q", "board=corstone300", *common)
+    assert q.returncode == 0, q.stdout[-2000:] + q.stderr[-2000:]
+
+
+def test_float_model_of_another_network_is_refused_or_warned(tiny, tmp_path, monkeypatch):
+    """Runs on a stand-in device that echoes the reference outputs (the float comparison is what is
+    tested): a model with other outputs is refused before anything runs; one with other weights gives
+    a warning printed in the report."""
+    from tabula import stages
+
+    prog = tabula.load(tiny / "prog")
+
+    from tabula.deploy.session import SessionResult
+
+    def echo(elf, board, payloads, **k):
+        ins = [np.frombuffer(p, np.int8).reshape(prog.graph.tensors["x"].shape) for p in payloads]
+        return SessionResult(outputs=[[o.tobytes() for o in prog.run_int(i)] for i in ins], ticks=[1] * len(ins),
+                             exit_code=0)
+
+    import tabula.deploy as deploy
+
+    monkeypatch.setattr(deploy, "run_on_board", echo)
+    fw = Path(shutil.copy(shutil.which("true") or "/bin/true", tmp_path / "fw"))  # any ELF: its sizes are read
+    with pytest.raises(StageError) as e:
+        stages.run_and_report(fw, "host", tiny / "prog", tiny / "test.npz", tiny / "wide.pt2", tmp_path / "o1")
+    _single_line(e.value, r"wide\.pt2 gives outputs of shape \(5,\).*\(3,\)", "give the .pt2 that was quantized")
+    assert not (tmp_path / "o1" / "results.json").exists()
+    res = stages.run_and_report(fw, "host", tiny / "prog", tiny / "test.npz", tiny / "other.pt2", tmp_path / "o2")
+    assert res["bit_exact_mismatches"] == 0 and res["sqnr_db_vs_float"] < 0
+    assert any("SQNR vs float is" in w and "other.pt2" in w for w in res["warnings"])
+    assert json.loads((tmp_path / "o2" / "results.json").read_text())["warnings"] == res["warnings"]
