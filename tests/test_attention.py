@@ -50,7 +50,10 @@ def test_linear_on_a_3d_input_is_fully_connected_over_the_rows(scheme):
 def test_attention_scores_are_a_matmul_of_two_activations(scheme):
     torch.manual_seed(0)
     model, x = TinyAttention().eval(), torch.randn(32, 6, 8)
-    program, sqnr = _check(model, x, scheme, max_lsb=1.0 + 1e-4 if scheme == "int8" else 3.0)
+    # q @ k^T multiplies two quantized activations: their 1-LSB ties move the SQNR by up to 0.10 dB
+    # (int8, min/max grids of the 32 calibration inputs; every output within 1 LSB of PT2E's)
+    program, sqnr = _check(model, x, scheme, max_lsb=1.0 + 1e-4 if scheme == "int8" else 3.0,
+                           sqnr_tol=0.15)
     g = program.graph
     (mm,) = [o for o in g.ops if o.op == "MATMUL"]
     a, b = (g.tensors[n] for n in mm.inputs)

@@ -118,7 +118,7 @@ def test_a16w8_fused_relu_is_a_clamp_after_the_rescale_and_matches_pt2e():
     # int16 grids are fine: the 16-bit multipliers of the int48 RESCALEs (TOSA) and RESCALE's rounding
     # tie differ from PT2E's float path by an LSB per layer
     scale = program.output_qparams[0].scale
-    assert np.abs(sim - got).max() / scale <= 3.0
+    assert np.rint(np.abs(sim - got) / scale).max() <= 3  # in codes (float32 values: 3 LSB can read 3.0007)
     assert abs(sqnr_db(ref, got) - sqnr_db(ref, sim)) < 0.05 and sqnr_db(ref, got) > 35
 
 

@@ -202,8 +202,9 @@ def test_silu_error_within_half_an_output_lsb(scheme):
     p = _program(torch.nn.functional.silu, x, scheme)
     (s_in, zp_in, _), (s_out, _, _) = p.input_qparams[0], p.output_qparams[0]
     y = p.run(x.numpy())[0].reshape(-1)
-    xq = (np.clip(np.rint(x.numpy().reshape(-1) / s_in) + zp_in, -128 if scheme == "int8" else -32767,
-                  127 if scheme == "int8" else 32767) - zp_in) * s_in
+    # the input codes as the program quantizes them (float32: a calibrated end at a half code, as
+    # min/max grids give, rounds as the program does it)
+    xq = (p.quantize_inputs(x.numpy())[0].reshape(-1).astype(np.float64) - zp_in) * s_in
     expect = xq / (1 + np.exp(-xq))
     tol = (0.5 + _table_bound(p)) * s_out + 1e-6
     assert np.abs(y - expect).max() <= tol
@@ -219,3 +220,46 @@ def test_pole_ops_clip_the_calibrated_grid_to_the_domain(op):
     y = p.run(np.linspace(0, 4, 300, dtype=np.float32).reshape(1, 300))[0].reshape(-1)
     assert np.isfinite(y).all()
     assert np.all(np.diff(y) >= 0) if op == "sqrt" else np.all(np.diff(y) <= 0) if op in ("rsqrt", "reciprocal") else np.all(np.diff(y) >= 0)
+
+
+def _input_grid(gm):
+    """(scale, zero point) of the first quantize node (the model input's grid)."""
+    q = next(n for n in gm.graph.nodes if n.op == "call_function" and n.target == QD.quantize_per_tensor.default)
+    return float(q.args[1]), int(q.args[2])
+
+
+def _heavy_tailed(n):
+    """``n`` ReLU-like inputs of 512 values at 8 different loudnesses (a histogram grid clips the tails)."""
+    g = torch.Generator().manual_seed(0)
+    return torch.relu(torch.randn(n, 512, generator=g)) * (torch.arange(n) % 8 + 1).float().reshape(n, 1)
+
+
+@pytest.mark.parametrize("n", [8, 99])
+def test_few_calibration_inputs_give_min_max_grids(n):
+    """observer="auto" (default): fewer than MIN_MAX_BELOW inputs -> the grid spans the observed
+    min/max (no calibrated value clipped); "histogram" clips the tails; "minmax" is the same as auto."""
+    x = _heavy_tailed(n)
+    lo, hi = float(x.min()), float(x.max())
+    model = Unary(torch.tanh)
+    s, zp = _input_grid(tabula.quantize(model, (x[:1],), x))
+    assert (-128 - zp) * s <= lo and (127 - zp) * s >= hi - s / 2
+    assert s == pytest.approx((hi - lo) / 255, rel=1e-6)
+    assert _input_grid(tabula.quantize(model, (x[:1],), x, observer="minmax")) == (s, zp)
+    s_h, _ = _input_grid(tabula.quantize(model, (x[:1],), x, observer="histogram"))
+    assert s_h < s
+
+
+def test_many_calibration_inputs_give_histogram_grids():
+    from tabula.quantizer.annotator import MIN_MAX_BELOW
+
+    x = _heavy_tailed(MIN_MAX_BELOW)
+    model = Unary(torch.tanh)
+    auto = _input_grid(tabula.quantize(model, (x[:1],), x))
+    assert auto == _input_grid(tabula.quantize(model, (x[:1],), x, observer="histogram"))
+    assert auto[0] < 0.95 * _input_grid(tabula.quantize(model, (x[:1],), x, observer="minmax"))[0]
+
+
+def test_unknown_observer_is_rejected():
+    x = torch.randn(2, 8)
+    with pytest.raises(ValueError, match="observer"):
+        tabula.quantize(Unary(torch.tanh), (x[:1],), x, observer="percentile")

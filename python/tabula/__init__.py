@@ -25,11 +25,13 @@ __all__ = ["quantize", "lower", "load", "Program", "QParams", "TabulaError"]
 __version__ = "0.1.0"
 
 
-def quantize(model, example_inputs, calibration, scheme: str = "int8", table_output: str | None = None):
+def quantize(model, example_inputs, calibration, scheme: str = "int8", table_output: str | None = None,
+             observer: str = "auto"):
     """Quantize ``model`` with torchao PT2E under tabula's rules; see :func:`tabula.quantizer.quantize`."""
     from .quantizer import quantize as _quantize
 
-    return _quantize(model, tuple(example_inputs), calibration, scheme=scheme, table_output=table_output)
+    return _quantize(model, tuple(example_inputs), calibration, scheme=scheme, table_output=table_output,
+                     observer=observer)
 
 
 def lower(quantized, example_inputs=None) -> Program:

@@ -140,7 +140,8 @@ def _to_eval(gm) -> None:
         move_exported_model_to_eval(gm)
 
 
-def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None) -> "GraphModule":
+def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None,
+             observer: str = "auto") -> "GraphModule":
     """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
 
     Args:
@@ -151,6 +152,10 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
         scheme: ``"int8"`` or ``"a16w8"`` (int16 activations, int8 weights).
         table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
             image of every input code) or ``"observed"`` (calibrated).
+        observer: how calibrated activation grids are chosen: ``"auto"`` (default; the observed
+            min/max when ``calibration`` has fewer than 100 inputs, else HistogramObserver's
+            L2-optimal grid), ``"minmax"`` or ``"histogram"``
+            (:data:`tabula.quantizer.annotator.OBSERVERS`).
     Returns:
         The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
         Identity-like ops are gone and constant-only subgraphs are folded into constants
@@ -164,7 +169,7 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from .annotator import TabulaQuantizer, check_supported
+    from .annotator import FiniteHistogramObserver, TabulaQuantizer, check_supported
     from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
@@ -180,11 +185,18 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     check_finite("")
     fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
     check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
-    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output))
+    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output, observer=observer))
     _to_eval(prepared)
+    n = 0
     with torch.no_grad():
         for args in _batches(calibration):
             prepared(*args)
+            n += 1
+    # an observer shared by several edges (a cat's inputs) is called once per edge: what decides
+    # min/max vs histogram is the number of calibration inputs
+    for m in prepared.modules():
+        if isinstance(m, FiniteHistogramObserver):
+            m.inputs = n
     converted = convert_pt2e(prepared)
     _to_eval(converted)
     return converted
