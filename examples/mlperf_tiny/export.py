@@ -9,7 +9,9 @@ Writes into ``--out``:
 * ``calib.npz``  -- ``x``: the calibration split of the shipped inputs (even indices), PyTorch layout;
 * ``test.npz``   -- ``x``: the test split (odd indices), ``y_float``: the shipped float outputs of those
   samples (the reference for SQNR), ``index``: their indices in the shipped file.  No labels ``y``:
-  the shipped inputs have none.
+  the shipped inputs have none;
+* ``all.npz``    -- the same for every shipped input (calibration and test samples together), for
+  ``scons example=<model> samples=all``.
 
 The port's outputs are checked against ``y_float`` first (max abs difference <= 1e-4 of the output
 range); a port that drifted stops the build with one line.
@@ -41,7 +43,8 @@ def port_error(model: torch.nn.Module, x: np.ndarray, y_float: np.ndarray) -> fl
 
 
 def export(name: str, out: Path) -> str:
-    """Write ``model.pt2``, ``calib.npz``, ``test.npz`` for model ``name`` into ``out``; returns a summary line."""
+    """Write ``model.pt2``, ``calib.npz``, ``test.npz``, ``all.npz`` for model ``name`` into ``out``; returns a
+    summary line."""
     model = mlperf_tiny.load_model(name)
     d = mlperf_tiny.load_inputs(name)
     x, y_float = d["x"], d["y_float"]
@@ -56,6 +59,7 @@ def export(name: str, out: Path) -> str:
     tmp.replace(out / "model.pt2")
     np.savez(out / "calib.npz", x=x[calib], index=calib)
     np.savez(out / "test.npz", x=x[test], y_float=y_float[test], index=test)
+    np.savez(out / "all.npz", x=x, y_float=y_float, index=np.arange(len(x)))
     return (f"{name}: {mlperf_tiny.SPECS[name].title}; port vs y_float {err:.2g} of the range; "
             f"{len(calib)} calibration / {len(test)} test samples -> {out}")
 
