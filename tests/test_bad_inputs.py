@@ -365,6 +365,16 @@ def test_huge_calibration_is_a_warning_in_the_report(tiny, capsys):
     assert data_warnings(good, [good.quantize_inputs(x[i : i + 1]) for i in range(6)], 30.0, "m.pt2") == []
     sat = data_warnings(good, [good.quantize_inputs(x[i : i + 1] * 100) for i in range(6)], 30.0, "m.pt2")
     assert "saturate the input grid" in sat[0]
+    sat = data_warnings(good, [good.quantize_inputs(x[i : i + 1] * 100) for i in range(6)], 30.0, "m.pt2", [x[:6] * 100])
+    assert "saturate the input grid" in sat[0]
+    # values exactly at the grid's ends (black pixels at 0 on a [0, 1] grid) are not clipped: no warning
+    t = good.graph.tensors[good.graph.inputs[0]]
+    lo, hi = t.qrange or (-128, 127)
+    k = np.arange(x[:6].size).reshape(x[:6].shape) % 3  # two thirds at the ends, a third inside
+    edges = np.where(k == 0, (lo - t.zero_point) * t.scale,
+                     np.where(k == 1, (hi - t.zero_point) * t.scale, x[:6])).astype(np.float32)
+    ints = [good.quantize_inputs(edges[i : i + 1]) for i in range(6)]
+    assert data_warnings(good, ints, 30.0, "m.pt2", [edges]) == []
     print_table({"board": "host", "warnings": w})
     assert "warning: input 'x' takes only 1 integer code" in capsys.readouterr().out
 
@@ -400,6 +410,7 @@ def test_float_labels_that_are_whole_numbers_are_accepted(tiny, tmp_path):
     (["validate", "--timeout", "-5"], r"timeout -5\.0 must be a number of seconds > 0"),
     (["validate", "--timeout", "0"], r"timeout 0\.0"),
     (["validate", "--limit", "-1"], r"limit -1"),
+    (["validate", "--runner", "fvp"], r"runner fvp cannot run host's firmware.*names host"),
     (["validate", "--port", "/dev/ttyACM0"], r"port \(/dev/ttyACM0\) is for a real board.*host runs on host"),
     (["validate", "--name", "../../x"], r"--name '\.\./\.\./x' must be a plain folder name"),
     (["validate", "--board", "nosuchboard"], r"unknown board 'nosuchboard'"),
@@ -571,3 +582,23 @@ def test_float_model_of_another_network_is_refused_or_warned(tiny, tmp_path, mon
     assert res["bit_exact_mismatches"] == 0 and res["sqnr_db_vs_float"] < 0
     assert any("SQNR vs float is" in w and "other.pt2" in w for w in res["warnings"])
     assert json.loads((tmp_path / "o2" / "results.json").read_text())["warnings"] == res["warnings"]
+
+
+def test_a_model_exported_with_batch_4_is_refused_before_quantizing(tiny, tmp_path):
+    """The device runs one sample per inference: a .pt2 exported with batch 4 used to get through
+    quantize, codegen and compile and then fail on the input shape; it stops first, naming the fix."""
+    from tabula.errors import StageError
+    from tabula.stages import quantize_and_lower
+
+    x = torch.from_numpy(np.load(tiny / "calib.npz")["x"])
+    torch.export.save(torch.export.export(_Tiny().eval(), (x[:4],)), tmp_path / "b4.pt2")
+    with pytest.raises(StageError) as e:
+        quantize_and_lower(tmp_path / "b4.pt2", tiny / "calib.npz", tmp_path / "out")
+    _single_line(e.value, "exported with batch 4", r"x\[:1\]")
+    assert not (tmp_path / "out" / "ir.json").exists()
+
+
+def test_program_run_names_the_shape_the_user_gave(tiny):
+    with pytest.raises(ValueError) as e:
+        tabula.load(tiny / "prog").run(np.zeros((1, 6, 6), np.float32))
+    _single_line(e.value, r"\(1, 6, 6\)", r"\(1, 1, 6, 6\)", "batch")

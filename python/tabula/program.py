@@ -71,13 +71,18 @@ class Program:
             if not np.isfinite(x).all():
                 raise QuantizationError(f"input {name!r} holds {int((~np.isfinite(x)).sum())} NaN/Inf value(s); they "
                                         "have no integer code: clean the input (e.g. np.nan_to_num) first")
+            given = tuple(x.shape)
             if self._is_nchw(name):
                 if x.ndim != 4:
-                    raise ValueError(f"input {name!r} must be 4-D NCHW, got shape {x.shape}")
+                    t4 = self.graph.tensors[name].shape
+                    raise ValueError(f"input {name!r} must be 4-D NCHW {(t4[0], t4[3], t4[1], t4[2])}, got shape "
+                                     f"{x.shape} (batch included: give x[None] for one sample)")
                 x = x.transpose(0, 2, 3, 1)
             t = self.graph.tensors[name]
             if tuple(x.shape) != t.shape:
-                raise ValueError(f"input {name!r}: shape {x.shape} (device layout) != program's {t.shape}")
+                want = t.shape if not self._is_nchw(name) else (t.shape[0], t.shape[3], t.shape[1], t.shape[2])
+                raise ValueError(f"input {name!r}: shape {given} != the program's {tuple(want)} (batch included: give "
+                                 f"x[None] for one sample)")
             q = quantize_round_half_even(x, qp.scale, qp.zero_point, t.dtype)
             if t.qrange:
                 q = np.clip(q, *t.qrange).astype(t.dtype)

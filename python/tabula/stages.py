@@ -75,7 +75,8 @@ def check_run_options(board, runner: str | None = None, limit: int | None = None
     """Check the options of a run before anything is built or started; returns the runner's name.
 
     Raises:
-        StageError: ``limit`` < 0, ``timeout_s`` <= 0 or not finite, an unknown ``runner``, or a
+        StageError: ``limit`` < 0, ``timeout_s`` <= 0 or not finite, an unknown ``runner`` or one the
+            board's ``board.toml`` has no ``[runner.<name>]`` table for (``fvp`` for the host build), or a
             ``port`` for a runner other than ``board`` (it would be ignored).
     """
     import math
@@ -89,6 +90,11 @@ def check_run_options(board, runner: str | None = None, limit: int | None = None
 
     if name not in available_runners():
         raise StageError(f"unknown runner {name!r}; the runners are {', '.join(available_runners())}")
+    tables = getattr(board, "runner", None)
+    known = sorted(k for k, v in tables.items() if isinstance(v, dict)) if isinstance(tables, dict) else []
+    if runner and known and name not in known:
+        raise StageError(f"runner {name} cannot run {board.name}'s firmware: boards/{board.name}/board.toml names "
+                         f"{', '.join(known)}; drop runner=, or pick a board built for {name} (tabula boards)")
     if port and name != "board":
         raise StageError(f"a port ({port}) is for a real board (runner board), but {board.name} runs on {name}; "
                          "drop the port, or pick a dev board (tabula boards)")
@@ -125,9 +131,15 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
             f"the model takes {len(example)} inputs; the .npz files carry one ('x'), so SCons and the CLI handle "
             "single-input models -- use the Python API (tabula.quantize with a list of input tuples) for more"
         )
+    if example[0].dim() and int(example[0].shape[0]) != 1:
+        raise StageError(
+            f"{model_path} was exported with batch {int(example[0].shape[0])} (example input shape "
+            f"{tuple(example[0].shape)}); the device runs one sample per inference: export with a batch-1 "
+            "example input, e.g. torch.export.export(model, (x[:1],))"
+        )
     if tuple(example[0].shape[1:]) != tuple(x.shape[1:]):
         raise StageError(
-            f"calibration images have shape {x.shape[1:]} per sample but the model expects {tuple(example[0].shape[1:])}"
+            f"calibration samples have shape {x.shape[1:]} but the model expects {tuple(example[0].shape[1:])} per sample"
         )
     calib = torch.from_numpy(x)
     gm = tabula.quantize(ep, example, calib, scheme=scheme)
@@ -366,7 +378,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
              "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k]}
             for k, name in enumerate(program.graph.outputs)
         ]
-    warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path)
+    warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path, [x])
     if warnings:
         results["warnings"] = warnings
     if error is not None:
@@ -377,12 +389,16 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     return results
 
 
-def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path) -> list[str]:
+def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path,
+                  float_inputs: list[np.ndarray] | None = None) -> list[str]:
     """Warnings for a run whose figures are silently meaningless (``results.json`` ``warnings``, printed
     in the report): test inputs that mostly saturate the input grid or collapse onto a few codes (the
     calibration did not look like the test data: all zeros, wrong units, x1e30), and a program that
     is further from the float model than zero output is (SQNR < 0 dB: the float model is another
-    network, or the quantization failed)."""
+    network, or the quantization failed).  ``float_inputs`` (one array per model input, PyTorch layout),
+    when given, decide saturation: a value saturates when it lies more than half an LSB outside the
+    grid's real range (a value exactly at an end, like a black pixel at 0, does not); without them, a
+    code at either end counts."""
     from tabula import dtypes
 
     out = []
@@ -390,7 +406,13 @@ def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | Non
         t = program.graph.tensors[name]
         lo, hi = t.qrange or dtypes.range_of(t.dtype)
         q = np.concatenate([xi[k].reshape(-1) for xi in int_inputs])
-        sat = float(((q == lo) | (q == hi)).mean()) if q.size else 0.0
+        if float_inputs is not None and k < len(float_inputs):
+            xf = np.asarray(float_inputs[k], dtype=np.float64).reshape(-1)
+            s_, zp = float(t.scale), int(t.zero_point)
+            beyond = (xf < (lo - zp - 0.5) * s_) | (xf > (hi - zp + 0.5) * s_)
+            sat = float(beyond.mean()) if xf.size else 0.0
+        else:
+            sat = float(((q == lo) | (q == hi)).mean()) if q.size else 0.0
         codes = int(np.unique(q).size)
         if codes <= 2 and q.size > 2:
             out.append(f"input {name!r} takes only {codes} integer code(s) over the test data (scale {t.scale:.3g}): "
