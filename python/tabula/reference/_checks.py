@@ -111,6 +111,16 @@ def window_out(op: str, size: int, k: int, stride: int, pad0: int, pad1: int, di
     return n
 
 
+def conv_window(op: str, attrs: dict, x_shape, kh: int, kw: int) -> tuple[int, int]:
+    """``(OH, OW)`` of a CONV2D / DEPTHWISE_CONV2D on NHWC ``x_shape`` with a ``kh x kw`` kernel (TOSA 1.0):
+    ``pad`` [top, bottom, left, right] >= 0, ``stride`` and ``dilation`` (default 1) >= 1."""
+    pt, pb, pl, pr = ints(op, attrs, "pad", 4)
+    sy, sx = ints(op, attrs, "stride", 2)
+    dy, dx = ints(op, attrs, "dilation", 2) if "dilation" in attrs else (1, 1)
+    need(min(pt, pb, pl, pr) >= 0 and min(sy, sx, dy, dx) >= 1, op, "pad >= 0, stride and dilation >= 1")
+    return window_out(op, x_shape[1], kh, sy, pt, pb, dy), window_out(op, x_shape[2], kw, sx, pl, pr, dx)
+
+
 def pool_window(op: str, ins: list, attrs: dict) -> tuple[TType, list[int], list[int], list[int]]:
     """The contract MAX_POOL2D and AVG_POOL2D share (TOSA 1.0): one int8/int16 NHWC input, ``kernel``
     [kh, kw] and ``stride`` [sy, sx] >= 1, ``pad`` [top, bottom, left, right] each in [0, kernel), no

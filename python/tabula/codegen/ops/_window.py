@@ -1,5 +1,6 @@
 """The ``tabula_window`` initializer of a CONV2D / MAX_POOL2D / AVG_POOL2D from IR shapes and attributes, and
-the ``requant`` argument of the accumulator kernels."""
+the ``requant`` argument of the accumulator kernels, and the call context CONV2D and DEPTHWISE_CONV2D share."""
+from ... import dtypes
 
 
 def window(x_shape, y_shape, kernel, stride, pad, dilation=(1, 1)) -> str:
@@ -15,3 +16,16 @@ def requant(op, ref) -> str:
     """The C expression of an accumulator op's ``requant`` block (its 4th input, from
     :func:`tabula.codegen.fuse.fuse_requant`), or ``NULL``: the kernel writes the accumulators."""
     return ref(op.inputs[3]) if len(op.inputs) > 3 else "NULL"
+
+
+def conv_context(op, g, ref, kernel_axes: slice) -> dict:
+    """Template context of a CONV2D / DEPTHWISE_CONV2D call: ``win`` (the kernel's height and width are
+    the weight's ``kernel_axes``), the C names ``x``, ``wt``, ``b``, ``y``, ``rq`` (:func:`requant`), the
+    attributes ``a`` and the input's dtype suffix ``sfx``."""
+    x, w, b = (g.tensors[n] for n in op.inputs[:3])
+    y = g.tensors[op.outputs[0]]
+    a = op.attrs
+    return dict(
+        win=window(x.shape, y.shape, w.shape[kernel_axes], a["stride"], a["pad"], a.get("dilation", (1, 1))),
+        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), rq=requant(op, ref), a=a, sfx=dtypes.get(x.dtype).sfx,
+    )

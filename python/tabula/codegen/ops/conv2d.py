@@ -1,7 +1,6 @@
 """CONV2D int8 x int8 / int16 x int8 -> ``tabula_conv2d_<s8|s16>`` (int16 has no input zero point); a
 4th input is the ``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`)."""
-from ... import dtypes
-from ._window import requant, window
+from ._window import conv_context
 
 OP = "CONV2D"
 KERNELS = ("tabula_conv2d_s8", "tabula_conv2d_s16")
@@ -18,10 +17,4 @@ TEMPLATE = """\
 
 
 def context(op, g, ref) -> dict:
-    x, w, b = (g.tensors[n] for n in op.inputs[:3])
-    y = g.tensors[op.outputs[0]]
-    a = op.attrs
-    return dict(
-        win=window(x.shape, y.shape, w.shape[1:3], a["stride"], a["pad"], a.get("dilation", (1, 1))), out_c=w.shape[0],
-        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), rq=requant(op, ref), a=a, sfx=dtypes.get(x.dtype).sfx,
-    )
+    return dict(conv_context(op, g, ref, slice(1, 3)), out_c=g.tensors[op.inputs[1]].shape[0])

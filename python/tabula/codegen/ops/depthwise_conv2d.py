@@ -1,8 +1,7 @@
 """DEPTHWISE_CONV2D int8 x int8 / int16 x int8 -> ``tabula_depthwise_conv2d_<s8|s16>`` (weights
 ``[KH, KW, C, M]`` as the IR holds them; int16 has no input zero point); a 4th input is the ``requant`` block
 of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`)."""
-from ... import dtypes
-from ._window import requant, window
+from ._window import conv_context
 
 OP = "DEPTHWISE_CONV2D"
 KERNELS = ("tabula_depthwise_conv2d_s8", "tabula_depthwise_conv2d_s16")
@@ -19,10 +18,4 @@ TEMPLATE = """\
 
 
 def context(op, g, ref) -> dict:
-    x, w, b = (g.tensors[n] for n in op.inputs[:3])
-    y = g.tensors[op.outputs[0]]
-    a = op.attrs
-    return dict(
-        win=window(x.shape, y.shape, w.shape[0:2], a["stride"], a["pad"], a.get("dilation", (1, 1))), mult=w.shape[3],
-        x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), rq=requant(op, ref), a=a, sfx=dtypes.get(x.dtype).sfx,
-    )
+    return dict(conv_context(op, g, ref, slice(0, 2)), mult=g.tensors[op.inputs[1]].shape[3])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, ints, need, to_acc_exact, weighted, window_out
+from .._checks import TType, check_arrays, conv_window, need, to_acc_exact, weighted
 
 OP = "CONV2D"
 
@@ -27,12 +27,7 @@ OP = "CONV2D"
 def contract(ins: list[TType], attrs: dict) -> TType:
     x, w, acc = weighted(OP, ins, attrs)
     need(x.rank == 4 and w.rank == 4 and x.shape[3] == w.shape[3], OP, f"x {x.shape} NHWC / w {w.shape} OHWI mismatch")
-    pt, pb, pl, pr = ints(OP, attrs, "pad", 4)
-    sy, sx = ints(OP, attrs, "stride", 2)
-    dy, dx = ints(OP, attrs, "dilation", 2) if "dilation" in attrs else (1, 1)
-    need(min(pt, pb, pl, pr) >= 0 and min(sy, sx, dy, dx) >= 1, OP, "pad >= 0, stride and dilation >= 1")
-    oh = window_out(OP, x.shape[1], w.shape[1], sy, pt, pb, dy)
-    ow = window_out(OP, x.shape[2], w.shape[2], sx, pl, pr, dx)
+    oh, ow = conv_window(OP, attrs, x.shape, w.shape[1], w.shape[2])
     return TType((x.shape[0], oh, ow, w.shape[0]), acc)
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, check_zero_point, ints, n_inputs, need, to_acc_exact, window_out
+from .._checks import TType, check_arrays, check_zero_point, conv_window, n_inputs, need, to_acc_exact
 
 OP = "DEPTHWISE_CONV2D"
 
@@ -44,12 +44,7 @@ def contract(ins: list[TType], attrs: dict) -> TType:
     need(min(w.shape) >= 1 and b.shape == (cout,), OP, f"bias shape {b.shape} != ({cout},) (C*M)")
     check_zero_point(OP, "input_zp", attrs.get("input_zp", 0), x.dtype)
     check_zero_point(OP, "weight_zp", attrs.get("weight_zp", 0), "int8")
-    pt, pb, pl, pr = ints(OP, attrs, "pad", 4)
-    sy, sx = ints(OP, attrs, "stride", 2)
-    dy, dx = ints(OP, attrs, "dilation", 2) if "dilation" in attrs else (1, 1)
-    need(min(pt, pb, pl, pr) >= 0 and min(sy, sx, dy, dx) >= 1, OP, "pad >= 0, stride and dilation >= 1")
-    oh = window_out(OP, x.shape[1], w.shape[0], sy, pt, pb, dy)
-    ow = window_out(OP, x.shape[2], w.shape[1], sx, pl, pr, dx)
+    oh, ow = conv_window(OP, attrs, x.shape, w.shape[0], w.shape[1])
     return TType((x.shape[0], oh, ow, cout), acc)
 
 
