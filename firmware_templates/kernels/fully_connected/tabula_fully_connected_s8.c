@@ -6,7 +6,9 @@
  * accumulator whenever the exact sum fits int32, which the IR contract requires.
  * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
  * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
- * the scalar loop).
+ * the scalar loop).  With input_zp == 0 too (codegen folds -input_zp * sum w into the bias) the Helium
+ * path is tabula_gemv_s8_mve: each input vector loaded once for 4 output channels, no weight sum, the
+ * vectorized requantization (tabula_requant4_s8_mve).
  * requant != NULL: each accumulator is requantized in a register (tabula_requant32) and the int8
  * result written: no int32 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
@@ -26,6 +28,16 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
     if (requant) {
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && input_zp == 0) { /* codegen's folded bias: a GEMV per row, 4 channels a pass */
+        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 32;
+        for (b = 0; b < n; ++b) {
+            tabula_gemv_s8_mve(input + b * in_c, in_c, weight, out_c, bias, requant, vec_rq,
+                               requant ? (void *)((int8_t *)output + b * out_c) : (void *)((int32_t *)output + b * out_c));
+        }
+        return TABULA_OK;
+    }
+#endif
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
         for (o = 0; o < out_c; ++o) {
