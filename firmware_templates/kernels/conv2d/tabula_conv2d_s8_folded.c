@@ -16,7 +16,7 @@
  *   taps:   a larger field, tiled by taps: per block of 4 output channels the accumulators stay in
  *           registers across the kh*kw taps, each read straight from the input row (c contiguous
  *           bytes, no copy) or, padded, from a pad_value broadcast -- any size, no scalar fallback.
- * Requantization: the vector epilogue (tabula_requant4_s8_mve) when every shift is >= 32 (always, for
+ * Requantization: the vector epilogue (tabula_requant4_s8_mve) when every shift is >= 33 (always, for
  * real layers), else tabula_requant32 per output.  -DTABULA_PORTABLE_ONLY=1 forces the portable path.
  * Cost rule (measured on QEMU mps3-an547, -icount): Helium costs ~5 instructions per 64 MACs plus a
  * per-pixel gather of ~6 instructions per tap and a per-block epilogue of ~15; with c == 1 and few
@@ -99,7 +99,13 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
 #if TABULA_HAVE_MVE
     {
         int8_t patch[TABULA_CONV_PATCH_MAX];
-        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 32;
+        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33;
+        if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
+            && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
+            /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */
+            tabula_gemm_s8_mve(win->n * win->h * win->w, input, win->c, weight, out_c, bias, requant, vec_rq, output);
+            return TABULA_OK;
+        }
         for (b = 0; b < win->n; ++b) {
             for (oy = 0; oy < win->out_h; ++oy) {
                 for (ox = 0; ox < win->out_w; ++ox) {

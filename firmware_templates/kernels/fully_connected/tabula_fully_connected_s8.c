@@ -30,11 +30,8 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && input_zp == 0) { /* codegen's folded bias: a GEMV per row, 4 channels a pass */
-        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 32;
-        for (b = 0; b < n; ++b) {
-            tabula_gemv_s8_mve(input + b * in_c, in_c, weight, out_c, bias, requant, vec_rq,
-                               requant ? (void *)((int8_t *)output + b * out_c) : (void *)((int32_t *)output + b * out_c));
-        }
+        tabula_gemm_s8_mve(n, input, in_c, weight, out_c, bias, requant,
+                           requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33, output);
         return TABULA_OK;
     }
 #endif
