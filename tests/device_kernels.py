@@ -71,6 +71,11 @@ TARGETS = {"m55": ("corstone300", False), "m55-portable": ("corstone300", True),
 #: ITCM, which holds .rodata, is 512 KiB).
 BATCH_BYTES = 192 * 1024
 
+#: Bytes of each entry of a ``const T *const *`` parameter that a host wrapper passes as a ctypes array
+#: of pointers (kernel, parameter) -> bytes: the int16 tables of 513 entries.
+POINTER_TABLE_BYTES = {("tabula_table16_s16", "hi"): 1026, ("tabula_table16_s16", "lo"): 1026,
+                       ("tabula_table16_ramps_s16", "hi"): 1026, ("tabula_table16_ramps_s16", "lo"): 1026}
+
 #: The fill byte of an output before the call (kernel_lib._out's).
 FILL = 0x5A
 
@@ -139,6 +144,8 @@ class _Case:
             fields = ", ".join(str(int(getattr(a, f))) for f, _ in a._fields_)
             base = ctype.replace("const", "").replace("*", "").strip()
             return _Arg(f"static const {base} {cname} = {{{fields}}};", f"&{cname}")
+        if ctype.count("*") == 2:                      # const T *const *: a table of arrays
+            return self._arg_table(cname, ctype, pname, a)
         arr = getattr(a, "_arr", a)                    # numpy's data_as pointers keep their array in _arr
         if not isinstance(arr, np.ndarray):
             raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a numpy array, None or "
@@ -150,6 +157,31 @@ class _Case:
             return _Arg(f"static const uint8_t {cname}[{n}] __attribute__((aligned(16))) = {{\n"
                         f"{_c_bytes(arr.tobytes()) or '    0'}\n}};", f"(const void *){cname}")
         return _Arg(f"static uint8_t {cname}[{n}] __attribute__((aligned(16)));", f"(void *){cname}", (cname, arr))
+
+    def _arg_table(self, cname: str, ctype: str, pname: str, a) -> _Arg:
+        """A ``const T *const *`` parameter: a list of arrays (or None), or the ctypes array of pointers
+        a host wrapper builds (read at its addresses: :data:`POINTER_TABLE_BYTES` gives each entry's size)."""
+        if isinstance(a, C.Array):
+            size = POINTER_TABLE_BYTES.get((self.kernel.name, pname))
+            if size is None:
+                raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a list of arrays "
+                                  "(the entry size of a ctypes pointer array is not known)")
+            addrs = [C.cast(p, C.c_void_p).value for p in a]
+            a = [None if not v else np.frombuffer(C.string_at(v, size), np.uint8) for v in addrs]
+        if not isinstance(a, (list, tuple)):
+            raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a list of arrays")
+        base = ctype.replace("const", "").replace("*", "").strip()
+        decls, items = [], []
+        for k, t in enumerate(a):
+            if t is None:
+                items.append("NULL")
+                continue
+            t = np.ascontiguousarray(t)
+            decls.append(f"static const uint8_t {cname}_{k}[{max(t.nbytes, 1)}] __attribute__((aligned(16))) = {{\n"
+                         f"{_c_bytes(t.tobytes()) or '    0'}\n}};")
+            items.append(f"(const {base} *){cname}_{k}")
+        decls.append(f"static const {base} *const {cname}[{max(len(items), 1)}] = {{{', '.join(items) or 'NULL'}}};")
+        return _Arg("\n".join(decls), cname)
 
     def call_expr(self) -> str:
         return f"{self.kernel.name}({', '.join(a.expr for a in self.args)})"
