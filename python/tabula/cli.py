@@ -1,11 +1,11 @@
 """``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
 
     tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
-    tabula codegen  --ir build/dir --out build/dir/src [--board B]       # model.c, model.h (placed in B's memory)
+    tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz --model m.pt2 --out build/dir
     tabula show     build/dir/results.json
     tabula boards
-    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P]
+    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--profile]
 
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
 validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
@@ -42,7 +42,7 @@ def _cmd_quantize(a) -> int:
 def _cmd_codegen(a) -> int:
     from .stages import generate_sources
 
-    r = generate_sources(a.ir, a.out, a.name, a.board or None)
+    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile)
     print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
     for reg in (r.placement.regions if a.board else []):
         if reg["constants"] or reg["arena"]:
@@ -144,7 +144,9 @@ def _cmd_validate(a) -> int:
     else:  # the digits example, as `scons board=...` does
         name = a.name or "digits"
         args = [f"name={name}"]
-    out = build_dir / board.name / name
+    if a.profile:  # SCons builds a profiling firmware into <name>-profile
+        args.append("profile=1")
+    out = build_dir / board.name / (name + ("-profile" if a.profile else ""))
     cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(repo_root()), f"board={board.name}",
            f"build_dir={build_dir}", "run=0", *args]
     built = subprocess.run(cmd, capture_output=True, text=True)
@@ -194,6 +196,8 @@ def _add_validate(sub) -> None:
     v.add_argument("--timeout", type=float, default=None, help="seconds per wait (default: the runner's)")
     v.add_argument("--build-dir", default="build")
     v.add_argument("--quiet", action="store_true")
+    v.add_argument("--profile", action="store_true", help="time every op on the device (SysTick around each kernel "
+                                                          "call): results.json 'profile' and the report list them")
     v.set_defaults(fn=_cmd_validate)
 
 
@@ -211,6 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True)
     c.add_argument("--name", default="model")
     c.add_argument("--board", default="", help="place constants and arena in this board's memory regions")
+    c.add_argument("--profile", action="store_true", help="time every op on the device (src/profile.json lists them)")
     c.set_defaults(fn=_cmd_codegen)
     r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
     r.add_argument("--board", required=True)

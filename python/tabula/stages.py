@@ -156,9 +156,12 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     return program
 
 
-def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None):
+def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False):
     """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` and ``arena.json`` (the arena plan
     and, with a ``board``, where its ``[memory]`` regions hold constants and arena) in ``src_dir``.
+    ``profile``: the firmware times every op (:func:`tabula.codegen.generate`) and ``profile.json`` lists
+    the ops (index, op, kernel, shape, macs, source) for the run stage's ``results.json`` ``profile``;
+    without it a ``profile.json`` left from an earlier build is removed.
 
     Raises:
         StageError: inputs/outputs too big for a protocol frame, or the model does not fit the
@@ -174,7 +177,7 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
     g = program.graph
     in_total = sum(g.tensors[n].nbytes for n in g.inputs)
     out_total = sum(g.tensors[n].nbytes for n in g.outputs)
-    if in_total > MAX_PAYLOAD or out_total + 8 > MAX_PAYLOAD:
+    if in_total > MAX_PAYLOAD or out_total + 8 + (4 + 4 * len(g.ops) if profile else 0) > MAX_PAYLOAD:
         raise StageError(
             f"the model's inputs ({in_total} bytes) or outputs ({out_total} bytes) do not fit one protocol frame "
             f"({MAX_PAYLOAD} bytes of payload, outputs 8 fewer); use smaller inputs/outputs or split the model"
@@ -185,7 +188,12 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
             memory = load_board(board).memory
         except ValueError as e:
             raise StageError(str(e)) from e
-    res = generate(g, src_dir, model_name, memory)
+    res = generate(g, src_dir, model_name, memory, profile=profile)
+    prof = Path(src_dir) / "profile.json"
+    if profile:
+        prof.write_text(json.dumps({"ops": res.ops}, indent=1) + "\n")
+    else:
+        prof.unlink(missing_ok=True)
     info = {"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
             "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
     if memory is not None:
@@ -372,6 +380,10 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
+    prof = profile_report(elf_path, session.op_ticks, float(ticks.mean()) if len(ticks) else None,
+                          instructions, tick_hz)
+    if prof is not None:
+        results["profile"] = prof
     if n_out > 1:  # every output its own figures; a single-output report keeps its form
         results["outputs"] = [
             {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
@@ -387,6 +399,39 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if error is not None:
         raise error
     return results
+
+
+def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, instructions: float | None,
+                   tick_hz: int) -> list[dict] | None:
+    """``results.json`` ``profile`` of a profiling firmware (``profile=1``; None otherwise): per op of
+    ``<elf dir>/src/profile.json`` (codegen's op list), ``{op, kernel, shape, macs, ticks,
+    instructions, instr_per_mac, share}`` with ``ticks`` the mean over the samples of the device's
+    per-op ticks (``op_ticks``: per sample, per op), ``instructions`` the ticks converted as the
+    inference's are (None where the runner does not count instructions, e.g. the host: ticks are ns
+    there), ``instr_per_mac`` for ops with MACs, ``share`` of the inference's ticks.
+
+    Raises:
+        StageError: the device sent another number of ops than ``profile.json`` lists (the ELF and the
+            sources are from different builds)."""
+    p = Path(elf_path).parent / "src" / "profile.json"
+    if not op_ticks or not p.is_file():
+        return None
+    ops = json.loads(p.read_text())["ops"]
+    per_op = np.asarray(op_ticks, dtype=np.float64)
+    if per_op.ndim != 2 or per_op.shape[1] != len(ops):
+        raise StageError(f"the firmware timed {per_op.shape[-1]} ops but {p} lists {len(ops)}: the ELF and its sources "
+                         "are from different builds; rebuild (scons profile=1)")
+    mean = per_op.mean(axis=0)
+    to_instr = None if not instructions or not ticks_per_inference else instructions / ticks_per_inference
+    out = []
+    for o, t in zip(ops, mean):
+        n = None if to_instr is None else round(float(t) * to_instr)
+        out.append({"op": o["op"], "kernel": o["kernel"], "shape": o["shape"], "macs": o["macs"],
+                    "ticks": round(float(t), 1), "instructions": n,
+                    "instr_per_mac": None if n is None or not o["macs"] else round(n / o["macs"], 3),
+                    "share": round(float(t) / ticks_per_inference, 4) if ticks_per_inference else None,
+                    "source": o.get("source", "")})
+    return out
 
 
 def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path,
