@@ -63,6 +63,15 @@ def test_profile_on_host(digits_dir, tmp_path):
     assert res["bit_exact_mismatches"] == 0
     prof = _check_profile(res, root / "digits-profile" / "src")
     assert all(p["instructions"] is None and p["instr_per_mac"] is None for p in prof)
+    # the run stage again, from the float outputs SCons computed once: no torch in that process
+    from test_torch_free import torch_modules
+
+    d = root / "digits-profile"
+    assert torch_modules("run", "--board", "host", "--elf", str(d / "firmware"), "--ir", str(d), "--data",
+                         str(digits_dir / "test.npz"), "--float", str(d / "float_outputs.npz"), "--limit", "3",
+                         "--out", str(tmp_path / "again"), "--quiet") == 0
+    again = json.loads((tmp_path / "again" / "results.json").read_text())
+    assert again["sqnr_db_vs_float"] == res["sqnr_db_vs_float"] and again["profile"][0]["op"] == "CONV2D"
     # the same IR without profile: no tick reads in model.c, no profile.json (an old one is removed)
     src = tmp_path / "src"
     src.mkdir()

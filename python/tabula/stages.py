@@ -256,7 +256,7 @@ def memory_report(elf_path, board) -> list | None:
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
                    runner: str | None = None, limit: int | None = None,
-                   port: str | None = None, timeout_s: float | None = None) -> dict:
+                   port: str | None = None, timeout_s: float | None = None, float_path=None) -> dict:
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
@@ -265,7 +265,9 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     ``sqnr_db_vs_float`` the lowest, and the accuracies are those of the first output.
 
     The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
-    ``port`` is the serial port of a real board. When the session fails (timeout, reset, closed
+    ``port`` is the serial port of a real board. ``float_path``: the float model's outputs from
+    :func:`float_stage` (then torch is not imported and ``model_path`` only names the model in
+    messages); None: run ``model_path`` here. When the session fails (timeout, reset, closed
     link, bad status) the outputs received so far are still checked and written to
     ``results.json`` with an ``error`` entry, and the SessionError is raised again.  Figures that
     would be silently meaningless get a ``warnings`` entry (:func:`data_warnings`), printed in the report.
@@ -277,8 +279,6 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         IRError: a damaged ``ir.json`` / ``ir.npz``.
         SessionError: the run failed (after ``results.json`` is written).
     """
-    import torch
-
     import tabula
     from tabula.boards import load_board
     from tabula.deploy import SessionError, run_on_board
@@ -300,7 +300,10 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if y is not None and len(y) and int(y.max()) >= n_classes:
         raise StageError(f"test data {data_path}: label {int(y.max())} is not a class of the model's "
                          f"{n_classes} outputs; labels are class indices 0..{n_classes - 1}")
-    ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
+    if float_path is not None:  # the float model's outputs, computed earlier (tabula float): no torch here
+        float_out = read_float_outputs(float_path, x, len(program.graph.outputs))
+    else:
+        ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
 
     # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
     int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
@@ -326,17 +329,8 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
             mismatches[k] += int((d != r).sum())
     n_dev = len(dev_outputs)
 
-    fmod = ep.module(check_guards=False)
-    try:
-        with torch.no_grad():  # every output of the float model, in the order the program has them
-            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
-    except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
-        raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
-    if any(len(f) != n_out for f in float_runs):
-        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
-                         "re-export the model and quantize it again")
-    float_out = [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+    if float_path is None:
+        float_out = run_float(ep, model_path, x, n_out)
     ref_deq = [program.dequantize_outputs(r) for r in ref_outputs]
     ref_float = [np.concatenate([r[k] for r in ref_deq]) for k in range(n_out)]
     for k in range(n_out):
@@ -432,6 +426,80 @@ def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, 
                     "share": round(float(t) / ticks_per_inference, 4) if ticks_per_inference else None,
                     "source": o.get("source", "")})
     return out
+
+
+def run_float(ep, model_path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
+    """Every output of the float model (a loaded ``.pt2``, ``ep``) on each sample of ``x`` (batch 1, as
+    the device runs), in the program's output order: ``n_out`` float arrays ``[n, ...]``.
+
+    Raises:
+        StageError: the model does not run on ``x`` or returns another number of tensors than ``n_out``."""
+    import torch
+
+    fmod = ep.module(check_guards=False)
+    try:
+        with torch.no_grad():  # every output of the float model, in the order the program has them
+            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
+    except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
+        raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
+    if any(len(f) != n_out for f in float_runs):
+        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
+                         "re-export the model and quantize it again")
+    return [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+
+
+def _digest(x: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes() + str(x.shape).encode()).hexdigest()
+
+
+def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = None) -> Path:
+    """The float model's outputs on the test data, once, into ``out_path`` (``.npz``: ``out_<k>`` per
+    program output, float ``[n, ...]``, and ``data_sha256`` of the samples they belong to), so the run
+    stage compares with float without importing torch (``tabula float``; SCons runs it beside the
+    firmware build).  ``limit``: the first ``limit`` samples only.
+
+    Raises:
+        StageError: unreadable test data or model, or a float model that does not run on the data or
+            has another number of outputs than the program (``ir_dir``)."""
+    import tabula
+
+    program = tabula.load(ir_dir)
+    x, _ = _load_npz_x(data_path, "test data")
+    if limit:
+        x = x[:limit]
+    outs = run_float(load_exported(model_path), model_path, x, len(program.graph.outputs))
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f:
+        np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
+    return out
+
+
+def read_float_outputs(path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
+    """The float outputs :func:`float_stage` wrote, for the samples ``x``.
+
+    Raises:
+        StageError: the file is missing or unreadable, was made for other samples (``limit`` or data
+            changed) or holds another number of outputs: make it again with ``tabula float``."""
+    p = Path(path)
+    fix = f"make it again: tabula float --model M.pt2 --ir IR_DIR --data DATA.npz --out {p}"
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            digest = str(z["data_sha256"])
+            outs = [np.asarray(z[f"out_{k}"]) for k in range(n_out)]
+            extra = f"out_{n_out}" in z.files
+    except FileNotFoundError:
+        raise StageError(f"float outputs {p} not found; {fix}") from None
+    except (OSError, KeyError, ValueError) as e:
+        raise StageError(f"float outputs {p} are not readable or lack an output ({type(e).__name__}: {e}); {fix}") from None
+    if extra:
+        raise StageError(f"float outputs {p} hold more outputs than the program's {n_out}; {fix}")
+    if digest != _digest(x):
+        raise StageError(f"float outputs {p} belong to other test samples (data or limit changed); {fix}")
+    return outs
 
 
 def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path,
