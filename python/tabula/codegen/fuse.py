@@ -290,6 +290,14 @@ def fuse_requant(g: Graph) -> Graph:
     return _rebuild(g, replace, drop, removed, added)
 
 
+def folded_bias(w: np.ndarray, b: np.ndarray, input_zp: int) -> np.ndarray | None:
+    """``b[o] - input_zp * sum(w[o])`` (the sum over every weight of output channel ``o``, ``w``'s first
+    axis) as int64, or None when a value falls outside int32."""
+    folded = b.astype(np.int64).reshape(-1) - input_zp * w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
+    lo, hi = dtypes.range_of("int32")
+    return None if folded.min() < lo or folded.max() > hi else folded
+
+
 def fold_input_zp(g: Graph) -> Graph:
     """A copy of ``g`` in which the input zero point of every int8 CONV2D and FULLY_CONNECTED with
     symmetric weights (``weight_zp`` 0) is folded into its bias at build time, so the kernel never
@@ -317,11 +325,8 @@ def fold_input_zp(g: Graph) -> Graph:
         w, b = g.constants.get(op.inputs[1]), g.constants.get(op.inputs[2])
         if w is None or b is None:
             continue
-        zp = int(op.attrs.get("input_zp", 0))
-        wsum = w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
-        folded = b.astype(np.int64).reshape(-1) - zp * wsum
-        lo, hi = dtypes.range_of("int32")
-        if folded.min() < lo or folded.max() > hi:
+        folded = folded_bias(w, b, int(op.attrs.get("input_zp", 0)))
+        if folded is None:
             continue
         name = f"{op.outputs[0]}__bias_folded"
         added[name] = (Tensor(name, (folded.size,), "int32"), folded)
