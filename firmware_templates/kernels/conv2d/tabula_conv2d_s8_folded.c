@@ -54,6 +54,15 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     }
     if (len <= TABULA_CONV_PATCH_MAX) {
         int8_t *dst = patch;
+        if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
+            && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
+            const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
+            for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
+                tabula_copy_s8_mve(dst, row, kw * c);
+            }
+            tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
+            return;
+        }
         for (ky = 0; ky < kh; ++ky) {
             for (kx = 0; kx < kw; ++kx) {
                 const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
