@@ -42,19 +42,15 @@ def test_every_op_class_bit_exact_on_corstone300_a16w8(zoo, tmp_path):
 
 @pytest.mark.qemu
 @pytest.mark.parametrize("scheme", ["int8", "a16w8"])
-def test_helium_paths_equal_the_portable_paths_on_corstone300(tmp_path, scheme):
+def test_helium_paths_are_bit_exact_on_corstone300(tmp_path, scheme):
     """conv2d / fully_connected (int8, and int16 x int8 for a16w8) take Helium (MVE) paths on the M55;
-    patch lengths 33..456 exercise the tail predication.  Both builds must be bit-exact, and Helium
-    must be faster."""
+    patch lengths 33..456 exercise the tail predication: the build is bit-exact with the Python
+    reference.  (The portable path: the host builds and tests/ops/test_device_paths.py on the M55.)"""
     from fixtures.mve_shapes_model import export_mve_shapes
 
     export_mve_shapes(tmp_path)
-    results = {}
-    for portable in ("0", "1"):
-        scons("board=corstone300", f"portable={portable}", f"scheme={scheme}", f"build_dir={tmp_path / 'b'}",
-              f"model={tmp_path / 'mve.pt2'}", f"calib={tmp_path / 'calib.npz'}", f"data={tmp_path / 'test.npz'}")
-        name = "mve" + ("" if scheme == "int8" else f"-{scheme}") + ("-portable" if portable == "1" else "")
-        results[portable] = json.loads((tmp_path / "b" / "corstone300" / name / "results.json").read_text())
-    for r in results.values():
-        assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
-    assert results["0"]["instructions_per_inference"] * 2 < results["1"]["instructions_per_inference"]
+    scons("board=corstone300", f"scheme={scheme}", f"build_dir={tmp_path / 'b'}",
+          f"model={tmp_path / 'mve.pt2'}", f"calib={tmp_path / 'calib.npz'}", f"data={tmp_path / 'test.npz'}")
+    name = "mve" + ("" if scheme == "int8" else f"-{scheme}")
+    r = json.loads((tmp_path / "b" / "corstone300" / name / "results.json").read_text())
+    assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
