@@ -255,4 +255,12 @@ static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, i
 #define TABULA_HAVE_MVE 0
 #endif
 
+/* ---- DSP extension (SMLAD, SXTB16: Cortex-M4, M7, M33) on cores without MVE, unless
+ * TABULA_PORTABLE_ONLY; its helpers are in tabula_dsp.h ---- */
+#if defined(__ARM_FEATURE_DSP) && !TABULA_HAVE_MVE && !defined(TABULA_PORTABLE_ONLY)
+#define TABULA_HAVE_DSP 1
+#else
+#define TABULA_HAVE_DSP 0
+#endif
+
 #endif /* TABULA_INTERNAL_H */

@@ -33,6 +33,10 @@
  * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
  * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
  *
+ * DSP (Cortex-M4, M7, M33: tabula_dsp.h), int8 with multiplier 1: four channels per step, input and
+ * weight words widened by SXTAB16 (x - input_zp, w - weight_zp, any weight_zp), SMLABB / SMLATT per
+ * channel over the pixel's real taps; same bits as the portable path, which M > 1 and int16 keep.
+ *
  * requant != NULL (codegen's fused DEPTHWISE_CONV2D + RESCALE [+ CLAMP]): on both paths each channel's
  * accumulator is requantized in a register (TABULA_DW_REQUANT) and the TABULA_DW_OUT_T result
  * written; no accumulator tensor.
@@ -43,6 +47,7 @@
 #endif
 
 #include "tabula_internal.h"
+#include "tabula_dsp.h"
 
 /* Channels per block of the portable path's stack accumulators. */
 #define TABULA_DW_BLOCK 32
@@ -228,6 +233,74 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
 }
 #endif
 
+#if TABULA_HAVE_DSP && !TABULA_DW_WIDE
+/* The DSP path of the int8 kernel (multiplier 1; see tabula_dsp.h for the lanes): per output pixel, its
+ * real taps [ky0, ky1) x [kx0, kx1) found once as on the portable path; per block of 4 channels, one
+ * input word and one weight word per tap widen (SXTAB16) into lanes [c0, c2], [c1, c3] of x - input_zp
+ * and w - weight_zp, and SMLABB / SMLATT add each lane's exact product to its channel's accumulator
+ * (modulo 2^32, as the portable path); the last C % 4 channels one at a time. */
+static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t input_zp, const int8_t *weight,
+                          int32_t weight_zp, const int32_t *bias, const tabula_dw_rq *rq, void *output)
+{
+    const int32_t h = win->h, w = win->w, c = win->c, kw = win->kernel_w;
+    const int32_t dy = win->dilation_y, dx = win->dilation_x;
+    const int32_t kx2 = tabula_dsp_k2(input_zp), kw2 = tabula_dsp_k2(weight_zp);
+    const int32_t xrow = dy * w * c, xcol = dx * c, wrow = kw * c;
+    int32_t b, oy, ox, o, ky, kx;
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            const int32_t iy0 = oy * win->stride_y - win->pad_top;
+            int32_t ky0, ky1;
+            tabula_dw_taps(iy0, win->kernel_h, dy, h, &ky0, &ky1);
+            for (ox = 0; ox < win->out_w; ++ox) {
+                const int32_t ix0 = ox * win->stride_x - win->pad_left;
+                const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * c;
+                int32_t kx0, kx1, ky_end = ky1;
+                const int8_t *x0 = input, *w0 = weight;
+                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
+                if (ky0 < ky1 && kx0 < kx1) { /* the first real tap */
+                    x0 = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
+                    w0 = weight + (ky0 * kw + kx0) * c;
+                } else {
+                    ky_end = ky0; /* no real tap: every channel is its bias */
+                }
+                for (o = 0; o + 4 <= c; o += 4) {
+                    int32_t a0 = bias ? bias[o] : 0, a1 = bias ? bias[o + 1] : 0;
+                    int32_t a2 = bias ? bias[o + 2] : 0, a3 = bias ? bias[o + 3] : 0;
+                    const int8_t *xr = x0 + o, *wr = w0 + o;
+                    for (ky = ky0; ky < ky_end; ++ky, xr += xrow, wr += wrow) {
+                        const int8_t *xt = xr, *wt = wr;
+                        for (kx = kx0; kx < kx1; ++kx, xt += xcol, wt += c) {
+                            const int32_t u = tabula_dsp_ld4(xt), v = tabula_dsp_ld4(wt);
+                            const int32_t xe = tabula_dsp_even(kx2, u), we = tabula_dsp_even(kw2, v);
+                            const int32_t xo = tabula_dsp_odd(kx2, u), wo = tabula_dsp_odd(kw2, v);
+                            a0 = __smlabb(xe, we, a0);
+                            a2 = __smlatt(xe, we, a2);
+                            a1 = __smlabb(xo, wo, a1);
+                            a3 = __smlatt(xo, wo, a3);
+                        }
+                    }
+                    tabula_dw_put(rq, a0, o, output, pix);
+                    tabula_dw_put(rq, a1, o + 1, output, pix);
+                    tabula_dw_put(rq, a2, o + 2, output, pix);
+                    tabula_dw_put(rq, a3, o + 3, output, pix);
+                }
+                for (; o < c; ++o) {
+                    uint32_t a = bias ? (uint32_t)bias[o] : 0u;
+                    const int8_t *xr = x0 + o, *wr = w0 + o;
+                    for (ky = ky0; ky < ky_end; ++ky, xr += xrow, wr += wrow) {
+                        for (kx = 0; kx < kx1 - kx0; ++kx) {
+                            a += (uint32_t)(((int32_t)xr[kx * xcol] - input_zp) * ((int32_t)wr[kx * c] - weight_zp));
+                        }
+                    }
+                    tabula_dw_put(rq, tabula_u32_to_s32(a), o, output, pix);
+                }
+            }
+        }
+    }
+}
+#endif
+
 static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
                                     const int8_t *weight, int32_t weight_zp, const TABULA_DW_ACC_T *bias,
                                     const int32_t *requant, void *output)
@@ -256,6 +329,11 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
         tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP && !TABULA_DW_WIDE
+    if (mult == 1) {
+        tabula_dw_dsp(win, input, input_zp, weight, weight_zp, bias, &rq, output);
         return TABULA_OK;
     }
 #endif

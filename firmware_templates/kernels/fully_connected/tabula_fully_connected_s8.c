@@ -7,9 +7,12 @@
  * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
  * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar loop).
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), any weight_zp: four rows per step, each input word widened
+ * once (SXTAB16, x - input_zp) for four SMLAD pairs; same bits as the scalar loop.
  * requant != NULL: each accumulator is requantized in a register (tabula_requant32) and the int8
  * result written: no int32 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
@@ -26,6 +29,10 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
     if (requant) {
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
+#if TABULA_HAVE_DSP
+    tabula_dsp_fully_connected_s8(n, in_c, out_c, input, input_zp, weight, weight_zp, bias, requant, output);
+    return TABULA_OK;
+#endif
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
         for (o = 0; o < out_c; ++o) {

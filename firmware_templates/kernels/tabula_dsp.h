@@ -1,0 +1,317 @@
+/*
+ * DSP-extension paths (Cortex-M4, M7, M33: SXTB16 / SXTAB16 widen the even and odd bytes of a word
+ * into two 16-bit lanes, SMLAD adds both lanes' products to an accumulator, SMLABB / SMLATT one lane's)
+ * of the int8 accumulator kernels: CONV2D, FULLY_CONNECTED here, DEPTHWISE_CONV2D in its typed body
+ * (depthwise_conv2d/tabula_depthwise_conv2d_impl.h, beside its Helium path).  Private to the kernel
+ * sources (static inline; compiled only where tabula_internal.h sets TABULA_HAVE_DSP: __ARM_FEATURE_DSP,
+ * no MVE, not TABULA_PORTABLE_ONLY).  Each kernel function keeps its portable path and calls its DSP
+ * path from an `#elif TABULA_HAVE_DSP` beside its Helium one; both give the same bits.
+ *
+ * Arithmetic: every value is widened as x + k with k = -zero_point in both lanes (SXTAB16), so the lanes
+ * hold x - input_zp and w - weight_zp exactly (|.| <= 255, int16); each product is exact, and SMLAD /
+ * SMLABB / SMLATT keep the low 32 bits of the sum (they only set the sticky Q flag on overflow): the
+ * accumulator is the portable path's, modulo 2^32.  Padded taps hold x - zp = 0 (CONV2D's patch) or
+ * are skipped (DEPTHWISE), so they contribute nothing, as on the portable path.  Any weight_zp works.
+ *
+ * A word of four int8 b0..b3 (lowest address first) widens to the lanes [b0, b2] (SXTAB16) and
+ * [b1, b3] (SXTAB16 ROR #8); SMLAD of two such words sums b0 c0 + b2 c2, of the other two b1 c1 +
+ * b3 c3.  So a dot product needs no reordering as long as both sides are widened the same way: the
+ * CONV2D patch is stored in that order once per pixel and the weights are widened on load.
+ */
+#ifndef TABULA_DSP_H
+#define TABULA_DSP_H
+
+#include "tabula_internal.h"
+
+#if TABULA_HAVE_DSP
+#include <arm_acle.h>
+#include <string.h>
+
+/* Four int8 from p (any alignment: LDR on Armv7E-M / Armv8-M Mainline allows unaligned words). */
+static inline int32_t tabula_dsp_ld4(const int8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Lanes [b0 + k, b2 + k] of the bytes of v (k2: the 16-bit k in both halves). */
+static inline int32_t tabula_dsp_even(int32_t k2, int32_t v)
+{
+    return __sxtab16(k2, v);
+}
+
+/* Lanes [b1 + k, b3 + k] of the bytes of v. */
+static inline int32_t tabula_dsp_odd(int32_t k2, int32_t v)
+{
+    int32_t r;
+    __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(k2), "r"(v));
+    return r;
+}
+
+/* -zp in both 16-bit lanes (|zp| <= 128: -zp fits int16). */
+static inline int32_t tabula_dsp_k2(int32_t zp)
+{
+    const uint32_t k = (uint32_t)(-zp) & 0xFFFFu;
+    return (int32_t)(k | (k << 16));
+}
+
+/* The accumulator acc of output channel o at element idx: requantized (requant != NULL) or as is. */
+static inline void tabula_dsp_put(const int32_t *requant, int32_t zp, int32_t lo, int32_t hi, int32_t acc,
+                                  int32_t o, void *output, int32_t idx)
+{
+    if (requant) {
+        ((int8_t *)output)[idx] = (int8_t)tabula_requant32(acc, requant[3 + 2 * o], requant[4 + 2 * o], zp, lo, hi);
+    } else {
+        ((int32_t *)output)[idx] = acc;
+    }
+}
+
+/* ---- CONV2D ------------------------------------------------------------------------------------
+ * Two output pixels at a time: each pixel's receptive field (K = KH*KW*Cin values x - input_zp, padded
+ * taps 0) is widened once into a patch of 32-bit words, the two pixels interleaved so that one pointer
+ * walks both: per group of 4 values, words [A: v0 v2][A: v1 v3][B: v0 v2][B: v1 v3]; the last K % 4
+ * values follow as int32 pairs [A][B].  Then per pair of output channels a 2 x 2 block (8 SMLAD per 4
+ * values: 16 MACs) reads each weight word once for two pixels and each patch word once for two
+ * channels.  An odd pixel or channel at the end runs the block with itself as the partner (the
+ * duplicate result is not written).  K <= TABULA_DSP_PATCH_MAX (patch and staging on the stack, 5 KiB);
+ * a larger receptive field takes the portable path. */
+#define TABULA_DSP_PATCH_MAX 1024
+
+/* Widen groups x 4 int8 from src into words [v0 + k, v2 + k], [v1 + k, v3 + k] at dst[4 g], dst[4 g + 1]
+ * (one pixel's half of the interleaved patch). */
+static inline void tabula_dsp_widen(const int8_t *src, int32_t groups, int32_t k2, int32_t *dst)
+{
+    int32_t g;
+    for (g = 0; g < groups; ++g, src += 4, dst += 4) {
+        const int32_t v = tabula_dsp_ld4(src);
+        dst[0] = tabula_dsp_even(k2, v);
+        dst[1] = tabula_dsp_odd(k2, v);
+    }
+}
+
+/* Gather one output pixel's receptive field (top-left input tap iy0, ix0 of batch b) into its half of
+ * the patch.  Cin % 4 == 0: each real tap is widened straight from the input, a padded one is zeros;
+ * otherwise the K int8 values are first copied in order into stage (padded taps: input_zp) and widened
+ * from there, the K % 4 values at the end one per word. */
+static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t *input, int32_t input_zp, int32_t b,
+                                   int32_t iy0, int32_t ix0, int8_t *stage, int32_t *patch, int32_t half)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t k2 = tabula_dsp_k2(input_zp);
+    int32_t ky, kx;
+    if ((c & 3) == 0) {
+        int32_t *dst = patch + 2 * half;
+        const int32_t groups = c >> 2;
+        for (ky = 0; ky < kh; ++ky) {
+            const int32_t iy = iy0 + ky * win->dilation_y;
+            for (kx = 0; kx < kw; ++kx, dst += 4 * groups) {
+                const int32_t ix = ix0 + kx * win->dilation_x;
+                if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                    int32_t g;
+                    for (g = 0; g < groups; ++g) {
+                        dst[4 * g] = 0;
+                        dst[4 * g + 1] = 0;
+                    }
+                } else {
+                    tabula_dsp_widen(input + ((b * win->h + iy) * win->w + ix) * c, groups, k2, dst);
+                }
+            }
+        }
+    } else {
+        const int32_t len = kh * kw * c, groups = len >> 2;
+        int8_t *s = stage;
+        int32_t j;
+        for (ky = 0; ky < kh; ++ky) {
+            const int32_t iy = iy0 + ky * win->dilation_y;
+            for (kx = 0; kx < kw; ++kx, s += c) {
+                const int32_t ix = ix0 + kx * win->dilation_x;
+                if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                    memset(s, (int)input_zp, (size_t)c);
+                } else {
+                    memcpy(s, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c);
+                }
+            }
+        }
+        tabula_dsp_widen(stage, groups, k2, patch + 2 * half);
+        for (j = 4 * groups; j < len; ++j) {
+            patch[4 * groups + 2 * (j - 4 * groups) + half] = (int32_t)stage[j] - input_zp;
+        }
+    }
+}
+
+/* Lanes [b0, b2] of the bytes of v. */
+static inline int32_t tabula_dsp_sxtb16(int32_t v)
+{
+    return __sxtb16(v);
+}
+
+/* Lanes [b1, b3] of the bytes of v. */
+static inline int32_t tabula_dsp_sxtb16_ror8(int32_t v)
+{
+    int32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+}
+
+/* The 2 x 2 block (weight_zp == 0): acc[2 i + p] += sum over the patch of pixel p's values times
+ * channel i's weights (w0: channel 0's K weights; channel 1's follow at w0 + w1off). */
+static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0, int32_t w1off, int32_t len,
+                                         int32_t acc[4])
+{
+    int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+    const int32_t *p = patch;
+    int32_t n = len >> 2, j;
+    if (n > 0) {
+        /* per 4 values: both channels' weight words widened (4 SXTB16), pixel A's two patch words
+         * then pixel B's (LDRD), 8 SMLAD; 18 instructions per 16 MACs with the loop */
+        int32_t t0, t1, t2, t3, x0, x1;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldr    %[t0], [%[w], %[off]]\n\t"
+            "ldr    %[t2], [%[w]], #4\n\t"
+            "sxtb16 %[t1], %[t2], ror #8\n\t"
+            "sxtb16 %[t2], %[t2]\n\t"
+            "sxtb16 %[t3], %[t0], ror #8\n\t"
+            "sxtb16 %[t0], %[t0]\n\t"
+            "ldrd   %[x0], %[x1], [%[p]], #8\n\t"
+            "smlad  %[a00], %[x0], %[t2], %[a00]\n\t"
+            "smlad  %[a10], %[x0], %[t0], %[a10]\n\t"
+            "smlad  %[a00], %[x1], %[t1], %[a00]\n\t"
+            "smlad  %[a10], %[x1], %[t3], %[a10]\n\t"
+            "ldrd   %[x0], %[x1], [%[p]], #8\n\t"
+            "smlad  %[a01], %[x0], %[t2], %[a01]\n\t"
+            "smlad  %[a11], %[x0], %[t0], %[a11]\n\t"
+            "smlad  %[a01], %[x1], %[t1], %[a01]\n\t"
+            "smlad  %[a11], %[x1], %[t3], %[a11]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [p] "+r"(p), [w] "+r"(w0),
+              [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [x0] "=&r"(x0),
+              [x1] "=&r"(x1)
+            : [off] "r"(w1off)
+            : "memory", "cc");
+    }
+    for (j = 0; j < (len & 3); ++j, p += 2) {
+        const uint32_t c0 = (uint32_t)(int32_t)w0[j], c1 = (uint32_t)(int32_t)w0[j + w1off];
+        a00 = (int32_t)((uint32_t)a00 + (uint32_t)p[0] * c0);
+        a01 = (int32_t)((uint32_t)a01 + (uint32_t)p[1] * c0);
+        a10 = (int32_t)((uint32_t)a10 + (uint32_t)p[0] * c1);
+        a11 = (int32_t)((uint32_t)a11 + (uint32_t)p[1] * c1);
+    }
+    acc[0] = a00;
+    acc[1] = a01;
+    acc[2] = a10;
+    acc[3] = a11;
+}
+
+/* The whole CONV2D on the DSP path (arguments checked by the caller; weight_zp == 0, kh * kw * c <=
+ * TABULA_DSP_PATCH_MAX). */
+static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c, const int8_t *input,
+                                        int32_t input_zp, const int8_t *weight, const int32_t *bias,
+                                        const int32_t *requant, void *output)
+{
+    int32_t patch[TABULA_DSP_PATCH_MAX + 8]; /* 2 pixels: 2 words per 4 values each, 1 per tail value */
+    int8_t stage[TABULA_DSP_PATCH_MAX];
+    const int32_t len = win->kernel_h * win->kernel_w * win->c;
+    const int32_t ohw = win->out_h * win->out_w, npix = win->n * ohw;
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    int32_t p, oc;
+    for (p = 0; p < npix; p += 2) {
+        const int32_t two = p + 1 < npix; /* a second pixel (else pixel p is its own partner) */
+        int32_t q;
+        for (q = 0; q < 2; ++q) {
+            const int32_t pix = p + (q && two), b = pix / ohw, r = pix % ohw;
+            const int32_t oy = r / win->out_w, ox = r % win->out_w;
+            tabula_dsp_conv_gather(win, input, input_zp, b, oy * win->stride_y - win->pad_top,
+                                   ox * win->stride_x - win->pad_left, stage, patch, q);
+        }
+        for (oc = 0; oc < out_c; oc += 2) {
+            const int32_t o1 = oc + 1 < out_c ? oc + 1 : oc;
+            int32_t acc[4];
+            acc[0] = acc[1] = bias ? bias[oc] : 0;
+            acc[2] = acc[3] = bias ? bias[o1] : 0;
+            tabula_dsp_conv_block(patch, weight + oc * len, (o1 - oc) * len, len, acc);
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[0], oc, output, p * out_c + oc);
+            if (two) {
+                tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[1], oc, output, (p + 1) * out_c + oc);
+            }
+            if (o1 != oc) {
+                tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[2], o1, output, p * out_c + o1);
+                if (two) {
+                    tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[3], o1, output, (p + 1) * out_c + o1);
+                }
+            }
+        }
+    }
+}
+
+/* ---- FULLY_CONNECTED ----------------------------------------------------------------------------
+ * Four weight rows at a time: each input word is widened once (x - input_zp) and multiplied into four
+ * accumulators (SMLAD); the rows' weight words are widened on load (w - weight_zp).  The last
+ * in_c % 4 inputs and out_c % 4 rows take the same steps one row / one value at a time. */
+static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c, const int8_t *input,
+                                          int32_t input_zp, const int8_t *weight, int32_t weight_zp,
+                                          const int32_t *bias, const int32_t *requant, void *output)
+{
+    const int32_t kx2 = tabula_dsp_k2(input_zp), kw2 = tabula_dsp_k2(weight_zp);
+    const int32_t groups = in_c >> 2, body = in_c & ~3;
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    int32_t b, o, j;
+    for (b = 0; b < n; ++b) {
+        const int8_t *xp = input + b * in_c;
+        for (o = 0; o + 4 <= out_c; o += 4) {
+            const int8_t *w0 = weight + o * in_c;
+            int32_t a0 = bias ? bias[o] : 0, a1 = bias ? bias[o + 1] : 0;
+            int32_t a2 = bias ? bias[o + 2] : 0, a3 = bias ? bias[o + 3] : 0;
+            const int8_t *x = xp;
+            int32_t g;
+            for (g = 0; g < groups; ++g, x += 4, w0 += 4) {
+                const int32_t u = tabula_dsp_ld4(x);
+                const int32_t xe = tabula_dsp_even(kx2, u), xo = tabula_dsp_odd(kx2, u);
+                int32_t v = tabula_dsp_ld4(w0);
+                a0 = __smlad(xe, tabula_dsp_even(kw2, v), a0);
+                a0 = __smlad(xo, tabula_dsp_odd(kw2, v), a0);
+                v = tabula_dsp_ld4(w0 + in_c);
+                a1 = __smlad(xe, tabula_dsp_even(kw2, v), a1);
+                a1 = __smlad(xo, tabula_dsp_odd(kw2, v), a1);
+                v = tabula_dsp_ld4(w0 + 2 * in_c);
+                a2 = __smlad(xe, tabula_dsp_even(kw2, v), a2);
+                a2 = __smlad(xo, tabula_dsp_odd(kw2, v), a2);
+                v = tabula_dsp_ld4(w0 + 3 * in_c);
+                a3 = __smlad(xe, tabula_dsp_even(kw2, v), a3);
+                a3 = __smlad(xo, tabula_dsp_odd(kw2, v), a3);
+            }
+            for (j = body; j < in_c; ++j) {
+                const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);
+                const int8_t *wj = weight + o * in_c + j;
+                a0 = (int32_t)((uint32_t)a0 + xv * (uint32_t)((int32_t)wj[0] - weight_zp));
+                a1 = (int32_t)((uint32_t)a1 + xv * (uint32_t)((int32_t)wj[in_c] - weight_zp));
+                a2 = (int32_t)((uint32_t)a2 + xv * (uint32_t)((int32_t)wj[2 * in_c] - weight_zp));
+                a3 = (int32_t)((uint32_t)a3 + xv * (uint32_t)((int32_t)wj[3 * in_c] - weight_zp));
+            }
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a0, o, output, b * out_c + o);
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a1, o + 1, output, b * out_c + o + 1);
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a2, o + 2, output, b * out_c + o + 2);
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a3, o + 3, output, b * out_c + o + 3);
+        }
+        for (; o < out_c; ++o) {
+            const int8_t *w0 = weight + o * in_c;
+            int32_t a0 = bias ? bias[o] : 0;
+            int32_t g;
+            for (g = 0; g < groups; ++g) {
+                const int32_t u = tabula_dsp_ld4(xp + 4 * g), v = tabula_dsp_ld4(w0 + 4 * g);
+                a0 = __smlad(tabula_dsp_even(kx2, u), tabula_dsp_even(kw2, v), a0);
+                a0 = __smlad(tabula_dsp_odd(kx2, u), tabula_dsp_odd(kw2, v), a0);
+            }
+            for (j = body; j < in_c; ++j) {
+                a0 = (int32_t)((uint32_t)a0 + (uint32_t)((int32_t)xp[j] - input_zp) * (uint32_t)((int32_t)w0[j] - weight_zp));
+            }
+            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a0, o, output, b * out_c + o);
+        }
+    }
+}
+
+#endif /* TABULA_HAVE_DSP */
+
+#endif /* TABULA_DSP_H */
