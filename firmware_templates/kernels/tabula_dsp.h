@@ -163,32 +163,33 @@ static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0,
     const int32_t *p = patch;
     int32_t n = len >> 2, j;
     if (n > 0) {
-        /* per 4 values: both channels' weight words widened (4 SXTB16), pixel A's two patch words
-         * then pixel B's (LDRD), 8 SMLAD; 18 instructions per 16 MACs with the loop */
-        int32_t t0, t1, t2, t3, x0, x1;
+        /* per 4 values: channel 0's weight word widened (2 SXTB16), pixel A's two patch words then
+         * pixel B's (LDRD), 4 SMLAD; channel 1's word, B's words still loaded, A's again: 19
+         * instructions per 16 MACs with the loop, in 13 registers */
+        int32_t t0, t1, t2, x0, x1;
         __asm__ volatile(
             "1:\n\t"
             "ldr    %[t0], [%[w], %[off]]\n\t"
-            "ldr    %[t2], [%[w]], #4\n\t"
-            "sxtb16 %[t1], %[t2], ror #8\n\t"
-            "sxtb16 %[t2], %[t2]\n\t"
-            "sxtb16 %[t3], %[t0], ror #8\n\t"
-            "sxtb16 %[t0], %[t0]\n\t"
-            "ldrd   %[x0], %[x1], [%[p]], #8\n\t"
+            "ldr    %[t1], [%[w]], #4\n\t"
+            "sxtb16 %[t2], %[t1]\n\t"
+            "sxtb16 %[t1], %[t1], ror #8\n\t"
+            "ldrd   %[x0], %[x1], [%[p]]\n\t"
             "smlad  %[a00], %[x0], %[t2], %[a00]\n\t"
-            "smlad  %[a10], %[x0], %[t0], %[a10]\n\t"
             "smlad  %[a00], %[x1], %[t1], %[a00]\n\t"
-            "smlad  %[a10], %[x1], %[t3], %[a10]\n\t"
-            "ldrd   %[x0], %[x1], [%[p]], #8\n\t"
+            "ldrd   %[x0], %[x1], [%[p], #8]\n\t"
             "smlad  %[a01], %[x0], %[t2], %[a01]\n\t"
-            "smlad  %[a11], %[x0], %[t0], %[a11]\n\t"
             "smlad  %[a01], %[x1], %[t1], %[a01]\n\t"
-            "smlad  %[a11], %[x1], %[t3], %[a11]\n\t"
+            "sxtb16 %[t2], %[t0]\n\t"
+            "sxtb16 %[t0], %[t0], ror #8\n\t"
+            "smlad  %[a11], %[x0], %[t2], %[a11]\n\t"
+            "smlad  %[a11], %[x1], %[t0], %[a11]\n\t"
+            "ldrd   %[x0], %[x1], [%[p]], #16\n\t"
+            "smlad  %[a10], %[x0], %[t2], %[a10]\n\t"
+            "smlad  %[a10], %[x1], %[t0], %[a10]\n\t"
             "subs   %[n], %[n], #1\n\t"
             "bne    1b"
             : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [p] "+r"(p), [w] "+r"(w0),
-              [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [x0] "=&r"(x0),
-              [x1] "=&r"(x1)
+              [n] "+r"(n), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [x0] "=&r"(x0), [x1] "=&r"(x1)
             : [off] "r"(w1off)
             : "memory", "cc");
     }

@@ -33,9 +33,10 @@
  * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
  * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
  *
- * DSP (Cortex-M4, M7, M33: tabula_dsp.h), int8 with multiplier 1: four channels per step, input and
- * weight words widened by SXTAB16 (x - input_zp, w - weight_zp, any weight_zp), SMLABB / SMLATT per
- * channel over the pixel's real taps; same bits as the portable path, which M > 1 and int16 keep.
+ * DSP (Cortex-M4, M7, M33: tabula_dsp.h), int8 with weight_zp == 0, multiplier 1 and KH*KW <= 256: four
+ * channels per step, input and weight words widened by SXTAB16 / SXTB16 (x - input_zp, w),
+ * SMLABB / SMLATT per channel over the pixel's real taps (listed once); same bits as the portable
+ * path, which M > 1, larger kernels and int16 keep.
  *
  * requant != NULL (codegen's fused DEPTHWISE_CONV2D + RESCALE [+ CLAMP]): on both paths each channel's
  * accumulator is requantized in a register (TABULA_DW_REQUANT) and the TABULA_DW_OUT_T result
@@ -234,66 +235,107 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
 #endif
 
 #if TABULA_HAVE_DSP && !TABULA_DW_WIDE
-/* The DSP path of the int8 kernel (multiplier 1; see tabula_dsp.h for the lanes): per output pixel, its
- * real taps [ky0, ky1) x [kx0, kx1) found once as on the portable path; per block of 4 channels, one
- * input word and one weight word per tap widen (SXTAB16) into lanes [c0, c2], [c1, c3] of x - input_zp
- * and w - weight_zp, and SMLABB / SMLATT add each lane's exact product to its channel's accumulator
- * (modulo 2^32, as the portable path); the last C % 4 channels one at a time. */
-static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t input_zp, const int8_t *weight,
-                          int32_t weight_zp, const int32_t *bias, const tabula_dw_rq *rq, void *output)
+/* At most this many taps per window on the DSP path (the tap list lives on the stack, 2 KiB). */
+#define TABULA_DW_DSP_TAPS 256
+
+/* Channels o .. o + 3 of one pixel over its real taps (off: per tap the input and weight offsets from
+ * xb, wb, at least one tap, ended by an input offset of -1): a[i] += (x - input_zp) w, lanes [c0, c2]
+ * and [c1, c3] of the input word (SXTAB16, + kx2 = -input_zp) and of the weight word (SXTB16), SMLABB /
+ * SMLATT per channel; 13 instructions per tap (4 MACs) with the loop, in 12 registers. */
+static inline void tabula_dw_dsp_quad(const int8_t *xb, const int8_t *wb, const int32_t *off, int32_t kx2,
+                                      int32_t a[4])
 {
-    const int32_t h = win->h, w = win->w, c = win->c, kw = win->kernel_w;
+    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], ox, ow, u, v;
+    __asm__ volatile(
+        "ldrd    %[ox], %[ow], [%[off]], #8\n\t"
+        "1:\n\t"
+        "ldr     %[u], [%[xb], %[ox]]\n\t"
+        "ldr     %[v], [%[wb], %[ow]]\n\t"
+        "sxtab16 %[ox], %[kx2], %[u]\n\t"
+        "sxtab16 %[u], %[kx2], %[u], ror #8\n\t"
+        "sxtb16  %[ow], %[v]\n\t"
+        "sxtb16  %[v], %[v], ror #8\n\t"
+        "smlabb  %[a0], %[ox], %[ow], %[a0]\n\t"
+        "smlatt  %[a2], %[ox], %[ow], %[a2]\n\t"
+        "smlabb  %[a1], %[u], %[v], %[a1]\n\t"
+        "smlatt  %[a3], %[u], %[v], %[a3]\n\t"
+        "ldrd    %[ox], %[ow], [%[off]], #8\n\t"
+        "cmp     %[ox], #0\n\t"
+        "bge     1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [off] "+r"(off), [ox] "=&r"(ox),
+          [ow] "=&r"(ow), [u] "=&r"(u), [v] "=&r"(v)
+        : [xb] "r"(xb), [wb] "r"(wb), [kx2] "r"(kx2)
+        : "memory", "cc");
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
+/* The DSP path of the int8 kernel (weight_zp 0, multiplier 1, at most TABULA_DW_DSP_TAPS taps; see tabula_dsp.h for
+ * the lanes): per output pixel its real taps, listed once as offsets from the first real tap (rebuilt
+ * only when the clipped window changes, as on the Helium path); per block of 4 channels
+ * tabula_dw_dsp_quad; the last C % 4 channels one at a time.  Padded taps are skipped as on the
+ * portable path; sums modulo 2^32 as there. */
+static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t input_zp, const int8_t *weight,
+                          const int32_t *bias, const tabula_dw_rq *rq, void *output)
+{
+    const int32_t h = win->h, w = win->w, c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t dy = win->dilation_y, dx = win->dilation_x;
-    const int32_t kx2 = tabula_dsp_k2(input_zp), kw2 = tabula_dsp_k2(weight_zp);
-    const int32_t xrow = dy * w * c, xcol = dx * c, wrow = kw * c;
-    int32_t b, oy, ox, o, ky, kx;
+    const int32_t kx2 = tabula_dsp_k2(input_zp);
+    int32_t off[2 * TABULA_DW_DSP_TAPS + 2]; /* per real tap: input offset, weight offset; then -1 */
+    int32_t nt = 0, cy0 = -1, cy1 = -1, cx0 = -1, cx1 = -1;
+    int32_t b, oy, ox, o, t;
     for (b = 0; b < win->n; ++b) {
         for (oy = 0; oy < win->out_h; ++oy) {
             const int32_t iy0 = oy * win->stride_y - win->pad_top;
             int32_t ky0, ky1;
-            tabula_dw_taps(iy0, win->kernel_h, dy, h, &ky0, &ky1);
+            tabula_dw_taps(iy0, kh, dy, h, &ky0, &ky1);
             for (ox = 0; ox < win->out_w; ++ox) {
                 const int32_t ix0 = ox * win->stride_x - win->pad_left;
                 const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * c;
-                int32_t kx0, kx1, ky_end = ky1;
-                const int8_t *x0 = input, *w0 = weight;
+                const int8_t *xb, *wb;
+                int32_t kx0, kx1;
                 tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
-                if (ky0 < ky1 && kx0 < kx1) { /* the first real tap */
-                    x0 = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
-                    w0 = weight + (ky0 * kw + kx0) * c;
-                } else {
-                    ky_end = ky0; /* no real tap: every channel is its bias */
+                if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
+                    for (o = 0; o < c; ++o) {
+                        tabula_dw_put(rq, bias ? bias[o] : 0, o, output, pix);
+                    }
+                    continue;
                 }
-                for (o = 0; o + 4 <= c; o += 4) {
-                    int32_t a0 = bias ? bias[o] : 0, a1 = bias ? bias[o + 1] : 0;
-                    int32_t a2 = bias ? bias[o + 2] : 0, a3 = bias ? bias[o + 3] : 0;
-                    const int8_t *xr = x0 + o, *wr = w0 + o;
-                    for (ky = ky0; ky < ky_end; ++ky, xr += xrow, wr += wrow) {
-                        const int8_t *xt = xr, *wt = wr;
-                        for (kx = kx0; kx < kx1; ++kx, xt += xcol, wt += c) {
-                            const int32_t u = tabula_dsp_ld4(xt), v = tabula_dsp_ld4(wt);
-                            const int32_t xe = tabula_dsp_even(kx2, u), we = tabula_dsp_even(kw2, v);
-                            const int32_t xo = tabula_dsp_odd(kx2, u), wo = tabula_dsp_odd(kw2, v);
-                            a0 = __smlabb(xe, we, a0);
-                            a2 = __smlatt(xe, we, a2);
-                            a1 = __smlabb(xo, wo, a1);
-                            a3 = __smlatt(xo, wo, a3);
+                if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {
+                    int32_t ky, kx;
+                    nt = 0;
+                    for (ky = ky0; ky < ky1; ++ky) {
+                        for (kx = kx0; kx < kx1; ++kx, ++nt) {
+                            off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * c;
+                            off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * c;
                         }
                     }
-                    tabula_dw_put(rq, a0, o, output, pix);
-                    tabula_dw_put(rq, a1, o + 1, output, pix);
-                    tabula_dw_put(rq, a2, o + 2, output, pix);
-                    tabula_dw_put(rq, a3, o + 3, output, pix);
+                    off[2 * nt] = -1;
+                    off[2 * nt + 1] = 0;
+                    cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;
+                }
+                xb = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
+                wb = weight + (ky0 * kw + kx0) * c;
+                for (o = 0; o + 4 <= c; o += 4) {
+                    int32_t a[4];
+                    a[0] = bias ? bias[o] : 0;
+                    a[1] = bias ? bias[o + 1] : 0;
+                    a[2] = bias ? bias[o + 2] : 0;
+                    a[3] = bias ? bias[o + 3] : 0;
+                    tabula_dw_dsp_quad(xb + o, wb + o, off, kx2, a);
+                    tabula_dw_put(rq, a[0], o, output, pix);
+                    tabula_dw_put(rq, a[1], o + 1, output, pix);
+                    tabula_dw_put(rq, a[2], o + 2, output, pix);
+                    tabula_dw_put(rq, a[3], o + 3, output, pix);
                 }
                 for (; o < c; ++o) {
-                    uint32_t a = bias ? (uint32_t)bias[o] : 0u;
-                    const int8_t *xr = x0 + o, *wr = w0 + o;
-                    for (ky = ky0; ky < ky_end; ++ky, xr += xrow, wr += wrow) {
-                        for (kx = 0; kx < kx1 - kx0; ++kx) {
-                            a += (uint32_t)(((int32_t)xr[kx * xcol] - input_zp) * ((int32_t)wr[kx * c] - weight_zp));
-                        }
+                    uint32_t acc = bias ? (uint32_t)bias[o] : 0u;
+                    for (t = 0; t < nt; ++t) {
+                        acc += (uint32_t)(((int32_t)xb[o + off[2 * t]] - input_zp) * (int32_t)wb[o + off[2 * t + 1]]);
                     }
-                    tabula_dw_put(rq, tabula_u32_to_s32(a), o, output, pix);
+                    tabula_dw_put(rq, tabula_u32_to_s32(acc), o, output, pix);
                 }
             }
         }
@@ -332,8 +374,8 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
         return TABULA_OK;
     }
 #elif TABULA_HAVE_DSP && !TABULA_DW_WIDE
-    if (mult == 1) {
-        tabula_dw_dsp(win, input, input_zp, weight, weight_zp, bias, &rq, output);
+    if (weight_zp == 0 && mult == 1 && (int64_t)kh * kw <= TABULA_DW_DSP_TAPS) {
+        tabula_dw_dsp(win, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
 #endif
