@@ -155,8 +155,9 @@ static inline int32_t tabula_dsp_sxtb16_ror8(int32_t v)
 }
 
 /* The 2 x 2 block (weight_zp == 0): acc[2 i + p] += sum over the patch of pixel p's values times
- * channel i's weights (w0: channel 0's K weights; channel 1's follow at w0 + w1off). */
-static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0, int32_t w1off, int32_t len,
+ * channel i's weights (w0: channel 0's K weights; channel 1's follow at w0 + w1off).  Not inlined: its
+ * loop takes 13 registers, which only a function of its own always has. */
+__attribute__((noinline)) static void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0, int32_t w1off, int32_t len,
                                          int32_t acc[4])
 {
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
@@ -248,58 +249,97 @@ static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c,
 }
 
 /* ---- FULLY_CONNECTED ----------------------------------------------------------------------------
- * Four weight rows at a time: each input word is widened once (x - input_zp) and multiplied into four
- * accumulators (SMLAD); the rows' weight words are widened on load (w - weight_zp).  The last
- * in_c % 4 inputs and out_c % 4 rows take the same steps one row / one value at a time. */
-static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c, const int8_t *input,
-                                          int32_t input_zp, const int8_t *weight, int32_t weight_zp,
-                                          const int32_t *bias, const int32_t *requant, void *output)
+ * With weight_zp == 0 and in_c <= TABULA_DSP_FC_MAX, each batch row's input is widened once (x -
+ * input_zp, words [v0, v2], [v1, v3] per 4 values, on the stack) and four weight rows at a time are
+ * multiplied into four accumulators: per 4 inputs one LDRD of the widened input, per row one weight
+ * word widened (2 SXTB16) and 2 SMLAD (23 instructions per 16 MACs with the loop).  Otherwise, and
+ * for the last out_c % 4 rows, each input word is widened as it is read (SXTAB16 with -input_zp, the
+ * weights with -weight_zp).  The last in_c % 4 values are scalar. */
+#define TABULA_DSP_FC_MAX 2048
+
+/* Rows 0..3 (w0: row 0, row r at w0 + r * stride) times the widened input xw (n >= 1 groups of 4).  Not
+ * inlined: its loop takes 13 registers, which only a function of its own always has. */
+__attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, const int8_t *w0, int32_t stride, int32_t n, int32_t a[4])
 {
+    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], xe, xo, v, t;
+    const int8_t *w2 = w0 + 2 * stride;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldrd   %[xe], %[xo], [%[xw]], #8\n\t"
+        "ldr    %[v], [%[w0], %[k]]\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a1], %[xe], %[t], %[a1]\n\t"
+        "smlad  %[a1], %[xo], %[v], %[a1]\n\t"
+        "ldr    %[v], [%[w0]], #4\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a0], %[xe], %[t], %[a0]\n\t"
+        "smlad  %[a0], %[xo], %[v], %[a0]\n\t"
+        "ldr    %[v], [%[w2], %[k]]\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a3], %[xe], %[t], %[a3]\n\t"
+        "smlad  %[a3], %[xo], %[v], %[a3]\n\t"
+        "ldr    %[v], [%[w2]], #4\n\t"
+        "sxtb16 %[t], %[v]\n\t"
+        "sxtb16 %[v], %[v], ror #8\n\t"
+        "smlad  %[a2], %[xe], %[t], %[a2]\n\t"
+        "smlad  %[a2], %[xo], %[v], %[a2]\n\t"
+        "subs   %[n], %[n], #1\n\t"
+        "bne    1b"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
+          [n] "+r"(n), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
+        : [k] "r"(stride)
+        : "memory", "cc");
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+    a[3] = a3;
+}
+
+static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c, const int8_t *input,
+                                                 int32_t input_zp, const int8_t *weight, int32_t weight_zp,
+                                                 const int32_t *bias, const int32_t *requant, void *output)
+{
+    int32_t xw[TABULA_DSP_FC_MAX / 2]; /* the widened input: 2 words per 4 values */
     const int32_t kx2 = tabula_dsp_k2(input_zp), kw2 = tabula_dsp_k2(weight_zp);
     const int32_t groups = in_c >> 2, body = in_c & ~3;
+    const int32_t fast = weight_zp == 0 && groups > 0 && in_c <= TABULA_DSP_FC_MAX;
     const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
-    int32_t b, o, j;
+    int32_t b, o, j, g;
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
-        for (o = 0; o + 4 <= out_c; o += 4) {
-            const int8_t *w0 = weight + o * in_c;
-            int32_t a0 = bias ? bias[o] : 0, a1 = bias ? bias[o + 1] : 0;
-            int32_t a2 = bias ? bias[o + 2] : 0, a3 = bias ? bias[o + 3] : 0;
-            const int8_t *x = xp;
-            int32_t g;
-            for (g = 0; g < groups; ++g, x += 4, w0 += 4) {
-                const int32_t u = tabula_dsp_ld4(x);
-                const int32_t xe = tabula_dsp_even(kx2, u), xo = tabula_dsp_odd(kx2, u);
-                int32_t v = tabula_dsp_ld4(w0);
-                a0 = __smlad(xe, tabula_dsp_even(kw2, v), a0);
-                a0 = __smlad(xo, tabula_dsp_odd(kw2, v), a0);
-                v = tabula_dsp_ld4(w0 + in_c);
-                a1 = __smlad(xe, tabula_dsp_even(kw2, v), a1);
-                a1 = __smlad(xo, tabula_dsp_odd(kw2, v), a1);
-                v = tabula_dsp_ld4(w0 + 2 * in_c);
-                a2 = __smlad(xe, tabula_dsp_even(kw2, v), a2);
-                a2 = __smlad(xo, tabula_dsp_odd(kw2, v), a2);
-                v = tabula_dsp_ld4(w0 + 3 * in_c);
-                a3 = __smlad(xe, tabula_dsp_even(kw2, v), a3);
-                a3 = __smlad(xo, tabula_dsp_odd(kw2, v), a3);
+        o = 0;
+        if (fast) {
+            for (g = 0; g < groups; ++g) {
+                const int32_t u = tabula_dsp_ld4(xp + 4 * g);
+                xw[2 * g] = tabula_dsp_even(kx2, u);
+                xw[2 * g + 1] = tabula_dsp_odd(kx2, u);
             }
-            for (j = body; j < in_c; ++j) {
-                const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);
-                const int8_t *wj = weight + o * in_c + j;
-                a0 = (int32_t)((uint32_t)a0 + xv * (uint32_t)((int32_t)wj[0] - weight_zp));
-                a1 = (int32_t)((uint32_t)a1 + xv * (uint32_t)((int32_t)wj[in_c] - weight_zp));
-                a2 = (int32_t)((uint32_t)a2 + xv * (uint32_t)((int32_t)wj[2 * in_c] - weight_zp));
-                a3 = (int32_t)((uint32_t)a3 + xv * (uint32_t)((int32_t)wj[3 * in_c] - weight_zp));
+            for (; o + 4 <= out_c; o += 4) {
+                const int8_t *w0 = weight + o * in_c;
+                int32_t a[4];
+                a[0] = bias ? bias[o] : 0;
+                a[1] = bias ? bias[o + 1] : 0;
+                a[2] = bias ? bias[o + 2] : 0;
+                a[3] = bias ? bias[o + 3] : 0;
+                tabula_dsp_fc_quad(xw, w0, in_c, groups, a);
+                for (j = body; j < in_c; ++j) {
+                    const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);
+                    a[0] = (int32_t)((uint32_t)a[0] + xv * (uint32_t)(int32_t)w0[j]);
+                    a[1] = (int32_t)((uint32_t)a[1] + xv * (uint32_t)(int32_t)w0[j + in_c]);
+                    a[2] = (int32_t)((uint32_t)a[2] + xv * (uint32_t)(int32_t)w0[j + 2 * in_c]);
+                    a[3] = (int32_t)((uint32_t)a[3] + xv * (uint32_t)(int32_t)w0[j + 3 * in_c]);
+                }
+                for (j = 0; j < 4; ++j) {
+                    tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a[j], o + j, output, b * out_c + o + j);
+                }
             }
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a0, o, output, b * out_c + o);
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a1, o + 1, output, b * out_c + o + 1);
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a2, o + 2, output, b * out_c + o + 2);
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a3, o + 3, output, b * out_c + o + 3);
         }
         for (; o < out_c; ++o) {
             const int8_t *w0 = weight + o * in_c;
             int32_t a0 = bias ? bias[o] : 0;
-            int32_t g;
             for (g = 0; g < groups; ++g) {
                 const int32_t u = tabula_dsp_ld4(xp + 4 * g), v = tabula_dsp_ld4(w0 + 4 * g);
                 a0 = __smlad(tabula_dsp_even(kx2, u), tabula_dsp_even(kw2, v), a0);
@@ -312,7 +352,6 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
         }
     }
 }
-
 #endif /* TABULA_HAVE_DSP */
 
 #endif /* TABULA_DSP_H */
