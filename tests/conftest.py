@@ -105,3 +105,22 @@ def digits_program(digits_quantized):
 
     gm, example, _, _ = digits_quantized
     return tabula.lower(gm, example)
+
+
+@pytest.fixture(scope="session")
+def device_lib(tmp_path_factory):
+    """``device_lib(target)``: a tests/device_kernels.DeviceKernelLib for a target of
+    ``device_kernels.TARGETS`` (``m55`` Helium, ``m55-portable``, ``m4``), its kernel library built once
+    per session.  Mark the test ``arm`` and ``qemu`` (they skip when the tools are absent)."""
+    import device_kernels as dk
+
+    libs = {}
+    root = tmp_path_factory.mktemp("device_kernels")
+
+    def get(target: str):
+        if target not in libs:
+            board, portable = dk.TARGETS[target]
+            libs[target] = dk.DeviceKernelLib(board, portable=portable, work_dir=root)
+        return libs[target]
+
+    return get

@@ -1,0 +1,186 @@
+"""Instructions per MAC (or per element) of each layer kind, on three emulated cores, next to CMSIS-NN.
+
+Each layer is one kernel call (or, for ADD, the IR's sequence of calls) exactly as codegen emits it:
+CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out),
+AVG_POOL2D and MAX_POOL2D int8, ADD int8 (RESCALE int8 -> int32 of each input, ADD int32, RESCALE
+int32 -> int8: lowering/ops/arithmetic.py), TABLE int8 and the fused int16 table op (TABLE16, one
+513-entry table).  They run through tests/device_kernels.py on
+
+* ``m55``: corstone300 (QEMU mps3-an547, Cortex-M55) with the Helium paths,
+* ``m55-portable``: the same with ``TABULA_PORTABLE_ONLY=1``,
+* ``m4``: mps2_an386 (QEMU mps2-an386, Cortex-M4),
+
+with SysTick around the call under ``-icount shift=0`` (instructions exact to one tick: 31 on the M55,
+40 on the M4).  Every output is checked bit for bit against the Python reference
+(python/tabula/reference/ops/*.py, qmath.table16_apply); a mismatch stops the script.  The CMSIS-NN
+columns are the figures of issue 11 (TFLite Micro + CMSIS-NN v7, -O2, same QEMU boards).
+
+Usage: ``python benchmarks/layers.py [--targets m55,m55-portable,m4] [--seed N]`` (about 30 s).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+
+import numpy as np  # noqa: E402
+
+from device_kernels import TARGETS, DeviceKernelLib  # noqa: E402
+from tabula import qmath  # noqa: E402
+from tabula.reference.ops import add, avg_pool2d, clamp, conv2d, depthwise_conv2d, fully_connected  # noqa: E402
+from tabula.reference.ops import max_pool2d, rescale, table  # noqa: E402
+
+#: Issue 11: CMSIS-NN instructions per MAC, (M55 MVE, M4 DSP), same layers and QEMU boards.
+CMSIS_NN = {"conv3x3": (0.334, 2.14), "conv1x1": (0.615, 2.70), "dwconv3x3": (2.33, 7.96), "fc": (0.522, 2.07)}
+H = W = 16
+
+
+def _requant(rng, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A requant block (per-channel multipliers in [2^30, 2^31), shifts that spread outputs over int8)
+    and the int8 the IR's RESCALE + CLAMP give for ``acc``."""
+    cout = acc.shape[-1]
+    log2 = int(np.log2(np.abs(acc).max() + 1))
+    m, s = rng.integers(2**30, 2**31, cout), rng.integers(log2 + 22, log2 + 24, cout)
+    zp = -5
+    block = np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in m], "shift": [int(v) for v in s],
+                            "scale32": True, "output_dtype": "int8"}, strict=False)
+    return block, clamp.run([y], {"min": -128, "max": 127})
+
+
+def _i8(rng, shape):
+    return rng.integers(-128, 127, shape, endpoint=True, dtype=np.int8)
+
+
+def _w8(rng, shape):
+    return rng.integers(-127, 127, shape, endpoint=True, dtype=np.int8)
+
+
+def layers(rng):
+    """``[(key, description, unit, count, calls)]``; ``calls(dev) -> [(output array, expected)]`` queues
+    the layer's kernel calls on ``dev``."""
+    out = []
+
+    def conv(key, desc, cin, cout, k, pad):
+        x, w, b = _i8(rng, (1, H, W, cin)), _w8(rng, (cout, k, k, cin)), rng.integers(-5000, 5000, cout, dtype=np.int32)
+        a = {"pad": [pad] * 4, "stride": [1, 1], "dilation": [1, 1], "input_zp": -3, "weight_zp": 0}
+        block, want = _requant(rng, conv2d.run([x, w, b], a))
+        out.append((key, desc, "MAC", H * W * k * k * cin * cout, lambda dev: [(dev.conv2d(
+            x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=-3, weight_zp=0, requant=block), want)]))
+
+    conv("conv3x3", "conv 3x3 16->32 16x16 pad 1", 16, 32, 3, 1)
+    conv("conv1x1", "conv 1x1 32->64 16x16", 32, 64, 1, 0)
+
+    c = 64
+    x, w, b = _i8(rng, (1, H, W, c)), _w8(rng, (3, 3, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)
+    a = {"pad": [1] * 4, "stride": [1, 1], "dilation": [1, 1], "input_zp": 7, "weight_zp": 0}
+    dblock, dwant = _requant(rng, depthwise_conv2d.run([x, w, b], a))
+    out.append(("dwconv3x3", "depthwise 3x3 x64 16x16 pad 1", "MAC", H * W * 9 * c, lambda dev: [(dev.depthwise_conv2d(
+        x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=7, weight_zp=0, requant=dblock), dwant)]))
+
+    fx, fw, fb = _i8(rng, (1, 256)), _w8(rng, (128, 256)), rng.integers(-5000, 5000, 128, dtype=np.int32)
+    fblock, fwant = _requant(rng, fully_connected.run([fx, fw, fb], {"input_zp": 1, "weight_zp": 0}))
+    out.append(("fc", "fully connected 256->128", "MAC", 256 * 128, lambda dev: [(dev.fully_connected(
+        fx, fw, fb, input_zp=1, weight_zp=0, requant=fblock), fwant)]))
+
+    px = _i8(rng, (1, H, W, 32))
+    pa = {"kernel": [2, 2], "stride": [2, 2], "pad": [0, 0, 0, 0], "input_zp": -4, "output_zp": 3}
+    awant = avg_pool2d.run([px], pa)
+    out.append(("avgpool", "avg pool 2x2/2 16x16x32", "out elem", awant.size, lambda dev: [(dev.avg_pool2d(
+        px, kernel=(2, 2), stride=(2, 2), pad=(0, 0, 0, 0), input_zp=-4, output_zp=3), awant)]))
+    mwant = max_pool2d.run([px], {"kernel": [2, 2], "stride": [2, 2], "pad": [0, 0, 0, 0]})
+    out.append(("maxpool", "max pool 2x2/2 16x16x32", "out elem", mwant.size, lambda dev: [(dev.max_pool2d(
+        px, kernel=(2, 2), stride=(2, 2), pad=(0, 0, 0, 0)), mwant)]))
+
+    # ADD int8 as lowered: each input RESCALEd to int32 (terms within 2^28), ADD, RESCALE to int8
+    ea, eb = _i8(rng, (1, 8, 8, 64)), _i8(rng, (1, 8, 8, 64))
+    up = {"output_zp": 0, "multiplier": [1518500250], "shift": [13], "scale32": True, "output_dtype": "int32"}
+    ra = rescale.run([ea], {**up, "input_zp": -2})
+    rb = rescale.run([eb], {**up, "input_zp": 6})
+    s = add.run([ra, rb], {})
+    down = {"input_zp": 0, "output_zp": 1, "multiplier": [1518500250], "shift": [48], "scale32": True, "output_dtype": "int8"}
+    ey = rescale.run([s], down)
+    out.append(("add", "add int8 8x8x64 (RESCALE x2, ADD, RESCALE)", "elem", ea.size, lambda dev: [
+        (dev.rescale(ea, input_zp=-2, output_zp=0, multiplier=1518500250, shift=13, output_dtype="int32"), ra),
+        (dev.rescale(eb, input_zp=6, output_zp=0, multiplier=1518500250, shift=13, output_dtype="int32"), rb),
+        (dev.add(ra, rb), s),
+        (dev.rescale(s, input_zp=0, output_zp=1, multiplier=1518500250, shift=48, output_dtype="int8"), ey)]))
+
+    tx = _i8(rng, (1, 8, 8, 64))
+    t8 = _i8(rng, 256)
+    t8want = table.run([tx, t8], {})
+    out.append(("table8", "TABLE int8 8x8x64", "elem", tx.size, lambda dev: [(dev.table(tx, t8), t8want)]))
+
+    sx = rng.integers(-32768, 32767, (1, 8, 8, 64), endpoint=True, dtype=np.int16)
+    t16 = np.round(np.tanh(np.linspace(-4, 4, 513)) * 32767).astype(np.int16)
+    t16want = qmath.table16_apply(t16, sx)
+    out.append(("table16", "TABLE int16 8x8x64 (fused TABLE16)", "elem", sx.size,
+                lambda dev: [(dev.table16(sx, t16), t16want)]))
+    return out
+
+
+def measure(target: str, work: Path, rng_seed: int) -> dict:
+    """``{key: instructions}`` of every layer on ``target``, each output checked bit for bit."""
+    board, portable = TARGETS[target]
+    dev = DeviceKernelLib(board, portable=portable, work_dir=work)
+    plan = layers(np.random.default_rng(rng_seed))
+    queued = []
+    with dev.batch():
+        for key, *_rest, calls in plan:
+            pairs = []
+            for got, want in calls(dev):
+                pairs.append((got, want, dev.last))
+            queued.append((key, pairs))
+    result = {}
+    for key, pairs in queued:
+        for got, want, run in pairs:
+            if got.dtype != want.dtype or not np.array_equal(got, want):
+                raise SystemExit(f"{target} {key} ({run.name}): device output differs from the Python reference "
+                                 f"({int(np.sum(got != want))} of {want.size} elements)")
+        result[key] = sum(run.instructions for _, _, run in pairs)
+    return result
+
+
+def _commit() -> str:
+    r = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %cs"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return (r.stdout.strip() or "unknown") + (" (with uncommitted changes)" if dirty else "")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS))
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args(argv)
+    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    bad = [t for t in targets if t not in TARGETS]
+    if bad:
+        raise SystemExit(f"unknown target(s) {bad}: pick from {list(TARGETS)}")
+    with tempfile.TemporaryDirectory(prefix="tabula-layers-") as tmp:
+        counts = {t: measure(t, Path(tmp), args.seed) for t in targets}
+    plan = layers(np.random.default_rng(args.seed))
+    print(f"tabula layers: instructions per MAC (per element), QEMU -icount shift=0, commit {_commit()}")
+    print("every output bit-exact with the Python reference; CMSIS-NN: issue 11 (TFLM + CMSIS-NN v7, -O2)")
+    head = f"{'layer':44s} {'per':>8s} {'count':>10s}" + "".join(f" {t:>13s}" for t in targets)
+    head += f" {'CMSIS-NN M55':>13s} {'CMSIS-NN M4':>12s}"
+    print(head)
+    print("-" * len(head))
+    for key, desc, unit, count, _ in plan:
+        row = f"{desc:44s} {unit:>8s} {count:>10,d}" + "".join(f" {counts[t][key] / count:>13.3f}" for t in targets)
+        m55, m4 = CMSIS_NN.get(key, (None, None))
+        row += f" {m55 if m55 is not None else '-':>13}" + f" {m4 if m4 is not None else '-':>12}"
+        print(row)
+    print("instructions per call:", "; ".join(
+        f"{t}: " + ", ".join(f"{k} {v:,}" for k, v in counts[t].items()) for t in targets))
+
+
+if __name__ == "__main__":
+    main()
