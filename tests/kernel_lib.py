@@ -127,6 +127,23 @@ class KernelLib:
                    _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
         return out
 
+    def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None) -> np.ndarray:
+        """tabula_conv2d_s8_folded: x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8 (symmetric), b [Cout]
+        int32 (the folded bias) or None; padded taps read as ``pad_value``."""
+        x, w = _c(x, np.int8), _c(w, np.int8)
+        b = None if b is None else _c(b, np.int32)
+        n, h, wd, _ = x.shape
+        cout, kh, kw, _ = w.shape
+        if out_hw is None:
+            out_hw = ((h + pad[0] + pad[1] - dilation[0] * (kh - 1) - 1) // stride[0] + 1,
+                      (wd + pad[2] + pad[3] - dilation[1] * (kw - 1) - 1) // stride[1] + 1)
+        win = self.window(x.shape, out_hw, (kh, kw), stride, dilation, pad)
+        rq = None if requant is None else _c(requant, np.int32)
+        out = _out((n, out_hw[0], out_hw[1], cout), np.int32 if rq is None else np.int8)
+        self._call("tabula_conv2d_s8_folded", C.byref(win), cout, _ptr(x, _i8p), pad_value, _ptr(w, _i8p),
+                   _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+        return out
+
     def _conv2d_s16(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw, requant=None) -> np.ndarray:
         if input_zp != 0:
             raise ValueError("tabula_conv2d_s16 has no input zero point (int16 is symmetric)")

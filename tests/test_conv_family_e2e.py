@@ -44,3 +44,17 @@ def test_helium_depthwise_equals_portable_on_corstone300(tmp_path, scheme):
     for r in results.values():
         assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
     assert results[False]["instructions_per_inference"] < results[True]["instructions_per_inference"]
+
+
+@pytest.mark.qemu
+def test_helium_conv_and_fc_equal_portable_on_corstone300(tmp_path):
+    """tabula_conv2d_s8_folded / tabula_fully_connected_s8 (folded bias) on every Helium path of
+    ConvShapes -- 1 input channel, channel and input tails, 1x1 rows, tap tiling above 4 KiB, a 1-pixel
+    map -- bit-exact with the Python reference, as the portable build; Helium faster."""
+    from fixtures.conv_family_model import conv_shapes
+
+    export(conv_shapes(), (1, 9, 7), tmp_path, "convs", n_calib=16, n_test=4)
+    results = {p: _run(tmp_path, "corstone300", "int8", "convs", portable=p)[0] for p in (False, True)}
+    for r in results.values():
+        assert r["n_outputs_received"] == 4 and r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
+    assert results[False]["instructions_per_inference"] < results[True]["instructions_per_inference"]

@@ -91,14 +91,17 @@ static inline void tabula_dsp_widen(const int8_t *src, int32_t groups, int32_t k
 }
 
 /* Gather one output pixel's receptive field (top-left input tap iy0, ix0 of batch b) into its half of
- * the patch.  Cin % 4 == 0: each real tap is widened straight from the input, a padded one is zeros;
- * otherwise the K int8 values are first copied in order into stage (padded taps: input_zp) and widened
- * from there, the K % 4 values at the end one per word. */
-static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t *input, int32_t input_zp, int32_t b,
-                                   int32_t iy0, int32_t ix0, int8_t *stage, int32_t *patch, int32_t half)
+ * the patch: x - zp at a real tap, fill - zp at a padded one (tabula_conv2d_s8: zp = fill = input_zp,
+ * so 0; tabula_conv2d_s8_folded: zp 0, fill = pad_value).  Cin % 4 == 0: each real tap is widened
+ * straight from the input, a padded one is fill - zp in every lane; otherwise the K int8 values are
+ * first copied in order into stage (padded taps: fill) and widened from there, the K % 4 values at the
+ * end one per word. */
+static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t *input, int32_t zp, int32_t fill,
+                                          int32_t b, int32_t iy0, int32_t ix0, int8_t *stage, int32_t *patch,
+                                          int32_t half)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
-    const int32_t k2 = tabula_dsp_k2(input_zp);
+    const int32_t k2 = tabula_dsp_k2(zp), pad2 = tabula_dsp_k2(zp - fill); /* fill - zp in both lanes */
     int32_t ky, kx;
     if ((c & 3) == 0) {
         int32_t *dst = patch + 2 * half;
@@ -110,8 +113,8 @@ static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t
                 if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
                     int32_t g;
                     for (g = 0; g < groups; ++g) {
-                        dst[4 * g] = 0;
-                        dst[4 * g + 1] = 0;
+                        dst[4 * g] = pad2;
+                        dst[4 * g + 1] = pad2;
                     }
                 } else {
                     tabula_dsp_widen(input + ((b * win->h + iy) * win->w + ix) * c, groups, k2, dst);
@@ -127,7 +130,7 @@ static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t
             for (kx = 0; kx < kw; ++kx, s += c) {
                 const int32_t ix = ix0 + kx * win->dilation_x;
                 if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
-                    memset(s, (int)input_zp, (size_t)c);
+                    memset(s, (int)fill, (size_t)c);
                 } else {
                     memcpy(s, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c);
                 }
@@ -135,7 +138,7 @@ static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t
         }
         tabula_dsp_widen(stage, groups, k2, patch + 2 * half);
         for (j = 4 * groups; j < len; ++j) {
-            patch[4 * groups + 2 * (j - 4 * groups) + half] = (int32_t)stage[j] - input_zp;
+            patch[4 * groups + 2 * (j - 4 * groups) + half] = (int32_t)stage[j] - zp;
         }
     }
 }
@@ -208,9 +211,11 @@ __attribute__((noinline)) static void tabula_dsp_conv_block(const int32_t *patch
 }
 
 /* The whole CONV2D on the DSP path (arguments checked by the caller; weight_zp == 0, kh * kw * c <=
- * TABULA_DSP_PATCH_MAX). */
-static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c, const int8_t *input,
-                                        int32_t input_zp, const int8_t *weight, const int32_t *bias,
+ * TABULA_DSP_PATCH_MAX): acc = bias + sum over the window of (x - zp) w, padded taps (fill - zp) w
+ * (tabula_dsp_conv_gather: zp = fill = input_zp for tabula_conv2d_s8, zp 0 and fill = pad_value for
+ * tabula_conv2d_s8_folded). */
+static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t zp,
+                                        int32_t fill, const int8_t *weight, const int32_t *bias,
                                         const int32_t *requant, void *output)
 {
     int32_t patch[TABULA_DSP_PATCH_MAX + 8]; /* 2 pixels: 2 words per 4 values each, 1 per tail value */
@@ -225,7 +230,7 @@ static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c,
         for (q = 0; q < 2; ++q) {
             const int32_t pix = p + (q && two), b = pix / ohw, r = pix % ohw;
             const int32_t oy = r / win->out_w, ox = r % win->out_w;
-            tabula_dsp_conv_gather(win, input, input_zp, b, oy * win->stride_y - win->pad_top,
+            tabula_dsp_conv_gather(win, input, zp, fill, b, oy * win->stride_y - win->pad_top,
                                    ox * win->stride_x - win->pad_left, stage, patch, q);
         }
         for (oc = 0; oc < out_c; oc += 2) {

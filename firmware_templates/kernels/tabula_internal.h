@@ -251,6 +251,210 @@ static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, i
     }
     return dot;
 }
+
+/*
+ * Vectorized requantization of 4 int32 accumulators (lanes) of output channels o .. o+3: lane l
+ * becomes clamp(apply_scale_32(acc[l], m, s) + zp, lo, hi) with m, s = requant[3 + 2 (o+l)],
+ * requant[4 + 2 (o+l)] and zp, lo, hi = requant[0..2], bit-exact with tabula_requant32 for every
+ * shift s >= 33 (callers check that once per call with tabula_requant_shifts_min and use
+ * tabula_requant32 otherwise: s == 32 would need VRMULH, (p + 2^31) >> 32, and a per-lane select,
+ * six more instructions per block for a shift real layers do not have).  Proof, with p = acc * m
+ * (|p| < 2^62) and floor((floor(y) + k) / d) == floor((y + k) / d) for integers k, d > 0:
+ * t = VMULH(acc, m) = floor(p / 2^32) (|t| < 2^30); VRSHL(t, 32 - s) is the rounding right shift by
+ * n = s - 32 in [1, 30], floor((t + 2^(n-1)) / 2^n) = floor((floor(p / 2^32) + 2^(s-33)) / 2^(s-32))
+ * = floor((p + 2^(s-1)) / 2^s): TOSA's single rounding (half toward +infinity) exactly.
+ * Then + zp (|v| < 2^30: no overflow), VMAX / VMIN to [lo, hi] (zp, lo, hi passed as values: a byte
+ * store cannot force them to be reloaded), and VSTRB.32 writes the low byte of the first `count`
+ * lanes (1..4; the others are not loaded either: predicated gathers).
+ */
+static inline void tabula_requant4_s8_mve(int32x4_t acc, const int32_t *requant, int32_t o, int32_t count,
+                                          int32_t zp, int32_t lo, int32_t hi, int8_t *out)
+{
+    const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */
+    int32x4_t m, s, v;
+    mve_pred16_t p = 0;
+    if (count == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */
+        m = vldrwq_gather_shifted_offset_s32(requant + 3 + 2 * o, pairs);
+        s = vldrwq_gather_shifted_offset_s32(requant + 4 + 2 * o, pairs);
+    } else {
+        p = vctp32q((uint32_t)count);
+        m = vldrwq_gather_shifted_offset_z_s32(requant + 3 + 2 * o, pairs, p);
+        s = vldrwq_gather_shifted_offset_z_s32(requant + 4 + 2 * o, pairs, p);
+    }
+    v = vrshlq_s32(vmulhq_s32(acc, m), vsubq_s32(vdupq_n_s32(32), s));
+    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    if (count == 4) {
+        vstrbq_s32(out, v);
+    } else {
+        vstrbq_p_s32(out, v, p);
+    }
+}
+
+/* The smallest shift of a requant block's out_c channels (the vector epilogue needs >= 33). */
+static inline int32_t tabula_requant_shifts_min(const int32_t *requant, int32_t out_c)
+{
+    int32_t o, s = 62;
+    for (o = 0; o < out_c; ++o) {
+        s = requant[4 + 2 * o] < s ? requant[4 + 2 * o] : s;
+    }
+    return s;
+}
+
+/*
+ * Output-channel blocking: acc[l] += sum_j x[j] w[l*wstride + j] over j < n for the nch (1..4) rows
+ * at w, modulo 2^32 (VMLADAVA wraps like the scalar paths' uint32 sums).  Each 16-byte input vector
+ * is loaded once for the 4 rows (4 accumulators, 4 VMLADAVA: 5 loads + 4 MACs instructions per 64
+ * MACs); the last 1..15 bytes with zeroing predicated loads (nothing read past either array).  A
+ * block of 1..3 rows aliases the missing rows to the last real one (their sums are computed and
+ * ignored).  x == NULL: every x[j] is pad (a padded tap of a folded-bias conv).
+ */
+static inline void tabula_dot4_s8_mve(const int8_t *x, int32_t pad, int32_t n, const int8_t *w, int32_t wstride,
+                                      int32_t nch, int32_t *acc)
+{
+    const int8_t *w0 = w;
+    const int8_t *w1 = nch > 1 ? w0 + wstride : w0;
+    const int8_t *w2 = nch > 2 ? w1 + wstride : w1;
+    const int8_t *w3 = nch > 3 ? w2 + wstride : w2;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], j = 0;
+    if (x) {
+        for (; j + 16 <= n; j += 16) {
+            const int8x16_t xv = vldrbq_s8(x + j);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0 + j));
+            a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1 + j));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2 + j));
+            a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3 + j));
+        }
+    }
+    for (; j < n; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(n - j));
+        const int8x16_t xv = x ? vldrbq_z_s8(x + j, p) : vdupq_m_n_s8(vdupq_n_s8(0), (int8_t)pad, p);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0 + j, p));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1 + j, p));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2 + j, p));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3 + j, p));
+    }
+    acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+/* Start a block of nch (1..4) accumulators of channels o.. at the bias (0 without one). */
+static inline void tabula_acc4_init(int32_t *acc, const int32_t *bias, int32_t o, int32_t nch)
+{
+    int32_t l;
+    for (l = 0; l < 4; ++l) {
+        acc[l] = (bias && l < nch) ? bias[o + l] : 0;
+    }
+}
+
+/* Write a block of nch accumulators of channels o..: int32 (requant == NULL) or requantized to int8,
+ * by the vector epilogue when vec_rq (every shift >= 33), else by tabula_requant32. */
+static inline void tabula_acc4_store_s8(const int32_t *acc, int32_t o, int32_t nch, const int32_t *requant,
+                                        int vec_rq, void *out)
+{
+    int32_t l;
+    if (requant && vec_rq) {
+        int32x4_t v = vdupq_n_s32(acc[0]);
+        v = vsetq_lane_s32(acc[1], v, 1);
+        v = vsetq_lane_s32(acc[2], v, 2);
+        v = vsetq_lane_s32(acc[3], v, 3);
+        tabula_requant4_s8_mve(v, requant, o, nch, requant[0], requant[1], requant[2], (int8_t *)out + o);
+        return;
+    }
+    for (l = 0; l < nch; ++l) {
+        if (requant) {
+            ((int8_t *)out)[o + l] = (int8_t)tabula_requant32(acc[l], requant[3 + 2 * (o + l)], requant[4 + 2 * (o + l)],
+                                                              requant[0], requant[1], requant[2]);
+        } else {
+            ((int32_t *)out)[o + l] = acc[l];
+        }
+    }
+}
+
+/*
+ * GEMM over `rows` int8 input rows (x + r*len, len bytes each, e.g. the NHWC pixels of a 1x1 conv or
+ * the batch of a FULLY_CONNECTED) against every output channel's weight row (w[o*len ..), out_c
+ * rows): out[r*out_c + o] = bias[o] + sum_j x[r*len + j] w[o*len + j] modulo 2^32, as int32 or
+ * requantized (requant; vec_rq: every shift >= 33, the vector epilogue).  Full blocks of 4 channels
+ * run a tight loop (one x load, 4 weight loads, 4 VMLADAVA per 16 bytes; the accumulators start at
+ * the bias and stay in registers; the weight pointers run on from block to block); a last block of
+ * 1..3 channels goes through tabula_dot4_s8_mve.
+ */
+static inline void tabula_gemm_s8_mve(int32_t rows, const int8_t *x, int32_t len, const int8_t *w, int32_t out_c,
+                                      const int32_t *bias, const int32_t *requant, int vec_rq, void *out)
+{
+    const int32_t full = out_c & ~3, nvec = len >> 4, rem = len & 15;
+    const int32_t zp = requant ? requant[0] : 0, lo = requant ? requant[1] : 0, hi = requant ? requant[2] : 0;
+    int32_t r, o, acc[4];
+    for (r = 0; r < rows; ++r, x += len) {
+        const int8_t *w0 = w;
+        void *orow = requant ? (void *)((int8_t *)out + r * out_c) : (void *)((int32_t *)out + r * out_c);
+        for (o = 0; o < full; o += 4) {
+            const int8_t *w1 = w0 + len, *w2 = w1 + len, *w3 = w2 + len, *xp = x;
+            int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, k;
+            if (bias) {
+                a0 = bias[o]; a1 = bias[o + 1]; a2 = bias[o + 2]; a3 = bias[o + 3];
+            }
+            for (k = 0; k < nvec; ++k) {
+                const int8x16_t xv = vldrbq_s8(xp);
+                a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0));
+                a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1));
+                a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2));
+                a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3));
+                xp += 16; w0 += 16; w1 += 16; w2 += 16; w3 += 16;
+            }
+            if (rem) {
+                const mve_pred16_t p = vctp8q((uint32_t)rem);
+                const int8x16_t xv = vldrbq_z_s8(xp, p);
+                a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0, p));
+                a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1, p));
+                a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2, p));
+                a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3, p));
+            }
+            w0 = w3 + rem; /* the next block's first row */
+            if (requant && vec_rq) {
+                int32x4_t v = vdupq_n_s32(a0);
+                v = vsetq_lane_s32(a1, v, 1);
+                v = vsetq_lane_s32(a2, v, 2);
+                v = vsetq_lane_s32(a3, v, 3);
+                tabula_requant4_s8_mve(v, requant, o, 4, zp, lo, hi, (int8_t *)orow + o);
+            } else {
+                acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+                tabula_acc4_store_s8(acc, o, 4, requant, 0, orow);
+            }
+        }
+        if (o < out_c) {
+            tabula_acc4_init(acc, bias, o, out_c - o);
+            tabula_dot4_s8_mve(x, 0, len, w + o * len, len, out_c - o, acc);
+            tabula_acc4_store_s8(acc, o, out_c - o, requant, vec_rq, orow);
+        }
+    }
+}
+
+/* One input vector x[0..len) against every output channel: tabula_gemm_s8_mve of one row. */
+static inline void tabula_gemv_s8_mve(const int8_t *x, int32_t len, const int8_t *w, int32_t out_c,
+                                      const int32_t *bias, const int32_t *requant, int vec_rq, void *out)
+{
+    tabula_gemm_s8_mve(1, x, len, w, out_c, bias, requant, vec_rq, out);
+}
+
+/* dst[0..n) = src[0..n) (16 bytes per predicated VLDRB / VSTRB). */
+static inline void tabula_copy_s8_mve(int8_t *dst, const int8_t *src, int32_t n)
+{
+    int32_t j;
+    for (j = 0; j < n; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(n - j));
+        vstrbq_p_s8(dst + j, vldrbq_z_s8(src + j, p), p);
+    }
+}
+
+/* dst[0..n) = value. */
+static inline void tabula_fill_s8_mve(int8_t *dst, int32_t value, int32_t n)
+{
+    const int8x16_t v = vdupq_n_s8((int8_t)value);
+    int32_t j;
+    for (j = 0; j < n; j += 16) {
+        vstrbq_p_s8(dst + j, v, vctp8q((uint32_t)(n - j)));
+    }
+}
 #else
 #define TABULA_HAVE_MVE 0
 #endif

@@ -256,3 +256,62 @@ def test_s16_c_rejects(kernel_lib, field, value):
     else:
         setattr(win, field, value)
     assert call() == kl.TABULA_ERR_ARG
+
+
+# --- input zero point folded into the bias (codegen's fold_input_zp + tabula_conv2d_s8_folded) ------
+# Helium's paths per pixel: 1x1 direct (GEMM rows), patch <= 2048 bytes, tap tiling above it; channel
+# tails of 1..3 (blocks of 4) and input tails of 1..15 bytes (vectors of 16).
+FOLDED_CASES = {
+    **{k: v for k, v in CASES.items() if v[-1] == 0},
+    "1x1_gemm_tail3": (1, 4, 3, 32, 7, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0),
+    "1x1_pad_stride": (1, 5, 5, 19, 5, 1, 1, (1, 1, 0, 2), (2, 2), (1, 1), 127, 0),
+    "cin1_cout1": (1, 6, 6, 1, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0),
+    "one_pixel_map": (1, 1, 1, 15, 6, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0),
+    "patch_over_4k": (1, 3, 3, 520, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 77, 0),
+}
+
+
+def _folded(kernel_lib, x, w, b, a, requant=None):
+    from tabula.codegen.fuse import fold_input_zp
+    from tabula.ir import Graph, Op, Tensor
+
+    g = Graph()
+    g.add_tensor(Tensor("x", x.shape, "int8", zero_point=a["input_zp"]))
+    g.add_tensor(Tensor("w", w.shape, "int8"), w)
+    g.add_tensor(Tensor("b", b.shape, "int32"), b)
+    g.add_tensor(Tensor("acc", (1,), "int32"))
+    g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], dict(a)))
+    f = fold_input_zp(g)
+    op = f.ops[0]
+    assert op.attrs["folded"] and "b" not in f.tensors and "b" in g.tensors
+    return kernel_lib.conv2d_folded(x, w, f.constants[op.inputs[2]], pad=a["pad"], stride=a["stride"],
+                                    dilation=a["dilation"], pad_value=a["input_zp"], requant=requant)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("name", FOLDED_CASES)
+def test_folded_bias_kernel_equals_reference(kernel_lib, rng, name):
+    x, w, b, a = _random(rng, FOLDED_CASES[name])
+    np.testing.assert_array_equal(_folded(kernel_lib, x, w, b, a), conv2d.run([x, w, b], a))
+
+
+@pytest.mark.host
+def test_folded_bias_is_the_full_kernel_weight_sum():
+    """bias' = bias - zp * sum of every weight of the channel (padded taps included), and an op whose
+    bias' would not fit int32 is left unfolded."""
+    from tabula.codegen.fuse import fold_input_zp
+    from tabula.ir import Graph, Op, Tensor
+
+    def graph(bias, zp=-128, wzp=0):
+        g = Graph()
+        g.add_tensor(Tensor("x", (1, 4, 4, 2), "int8", zero_point=zp))
+        g.add_tensor(Tensor("w", (2, 3, 3, 2), "int8"), np.full((2, 3, 3, 2), 127, np.int8))
+        g.add_tensor(Tensor("b", (2,), "int32"), np.array(bias, np.int32))
+        g.add_tensor(Tensor("acc", (1, 4, 4, 2), "int32"))
+        g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], _attrs((1, 1, 1, 1), (1, 1), (1, 1), zp, wzp)))
+        return g
+
+    f = fold_input_zp(graph([5, -5]))
+    np.testing.assert_array_equal(f.constants[f.ops[0].inputs[2]], [5 + 128 * 127 * 18, -5 + 128 * 127 * 18])
+    assert fold_input_zp(graph([2**31 - 1, 0])).ops[0].attrs.get("folded") is None
+    assert fold_input_zp(graph([0, 0], wzp=3)).ops[0].attrs.get("folded") is None

@@ -1,5 +1,6 @@
-"""The DSP-extension paths (Cortex-M4 / M7 / M33: ``firmware_templates/kernels/tabula_dsp.h`` for CONV2D and
-FULLY_CONNECTED, the typed body ``depthwise_conv2d/tabula_depthwise_conv2d_impl.h`` for DEPTHWISE_CONV2D) equal
+"""The DSP-extension paths (Cortex-M4 / M7 / M33: ``firmware_templates/kernels/tabula_dsp.h`` for CONV2D (both
+``tabula_conv2d_s8`` and ``tabula_conv2d_s8_folded``, whose bias holds -input_zp * sum(w) and whose padding
+reads pad_value) and FULLY_CONNECTED, the typed body ``depthwise_conv2d/tabula_depthwise_conv2d_impl.h`` for DEPTHWISE_CONV2D) equal
 the Python reference bit for bit where their blocking has edges, with and without the fused ``requant``
 epilogue, on QEMU's Cortex-M4 (``mps2_an386``) and Cortex-M33 (``mps2_an505``) through
 tests/device_kernels.py (one batch, one QEMU run per kernel and board):
@@ -120,6 +121,16 @@ def _conv(rng, case):
     return (x, wt, b), a, lambda dev, arr, rq: dev.conv2d(*arr, **a, requant=rq), conv2d.run
 
 
+def _conv_folded(rng, case):
+    """tabula_conv2d_s8_folded (codegen's fold_input_zp): bias - input_zp * sum(w), pad_value = input_zp,
+    which is TOSA CONV2D with that input zero point."""
+    (x, wt, b), a, _, ref = _conv(rng, case)
+    folded = (b - a["input_zp"] * wt.reshape(wt.shape[0], -1).astype(np.int32).sum(axis=1)).astype(np.int32)
+    win = {k: a[k] for k in ("pad", "stride", "dilation")}
+    return ((x, wt, b), a, lambda dev, arr, rq: dev.conv2d_folded(arr[0], arr[1], folded, **win, pad_value=a["input_zp"],
+                                                                   requant=rq), ref)
+
+
 def _dw(rng, case):
     n, h, w, c, m, kh, kw, pad, stride, dil, izp, wzp, kind = case
     x = _int8(rng, (n, h, w, c), kind == "edges")
@@ -138,7 +149,8 @@ def _fc(rng, case):
     return (x, wt, b), a, lambda dev, arr, rq: dev.fully_connected(*arr, **a, requant=rq), fully_connected.run
 
 
-KINDS = {"conv2d": (CONV_CASES, _conv), "depthwise_conv2d": (DW_CASES, _dw), "fully_connected": (FC_CASES, _fc)}
+KINDS = {"conv2d": (CONV_CASES, _conv), "conv2d_folded": ([c for c in CONV_CASES if c[11] == 0], _conv_folded),
+         "depthwise_conv2d": (DW_CASES, _dw), "fully_connected": (FC_CASES, _fc)}
 
 
 @pytest.mark.parametrize("target", ["m4", "m33"])

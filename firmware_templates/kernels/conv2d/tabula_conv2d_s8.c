@@ -99,7 +99,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
     }
 #elif TABULA_HAVE_DSP
     if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
-        tabula_dsp_conv2d_s8(win, out_c, input, input_zp, weight, bias, requant, output);
+        tabula_dsp_conv2d_s8(win, out_c, input, input_zp, input_zp, weight, bias, requant, output);
         return TABULA_OK;
     }
 #endif

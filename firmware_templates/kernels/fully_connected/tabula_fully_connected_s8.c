@@ -6,9 +6,11 @@
  * accumulator whenever the exact sum fits int32, which the IR contract requires.
  * With weight_zp == 0 the input zero point is hoisted: sum (x - zx) w = sum x w - zx sum w; on
  * Helium (MVE) that dot product is tabula_dot_s8_mve (same bits; -DTABULA_PORTABLE_ONLY=1 forces
- * the scalar loop).
- * DSP (Cortex-M4, M7, M33; tabula_dsp.h), any weight_zp: four rows per step, each input word widened
- * once (SXTAB16, x - input_zp) for four SMLAD pairs; same bits as the scalar loop.
+ * the scalar loop).  With input_zp == 0 too (codegen folds -input_zp * sum w into the bias) the Helium
+ * path is tabula_gemv_s8_mve: each input vector loaded once for 4 output channels, no weight sum, the
+ * vectorized requantization (tabula_requant4_s8_mve).
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), any weight_zp and input_zp: four rows per step, each input
+ * word widened once (SXTAB16, x - input_zp) for four SMLAD pairs; same bits as the scalar loop.
  * requant != NULL: each accumulator is requantized in a register (tabula_requant32) and the int8
  * result written: no int32 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
@@ -29,7 +31,13 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
     if (requant) {
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
-#if TABULA_HAVE_DSP
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && input_zp == 0) { /* codegen's folded bias: a GEMV per row, 4 channels a pass */
+        tabula_gemm_s8_mve(n, input, in_c, weight, out_c, bias, requant,
+                           requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33, output);
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
     tabula_dsp_fully_connected_s8(n, in_c, out_c, input, input_zp, weight, weight_zp, bias, requant, output);
     return TABULA_OK;
 #endif

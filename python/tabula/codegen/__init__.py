@@ -25,7 +25,7 @@ from ..files import write_atomic
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
-from .fuse import fuse_requant, fuse_softmax, fuse_table16
+from .fuse import fold_input_zp, fuse_requant, fuse_softmax, fuse_table16
 from .placement import Placement, place
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
@@ -88,7 +88,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
-    g = fuse_requant(fuse_softmax(fuse_table16(g)))  # codegen only: the IR keeps its TOSA ops
+    g = fold_input_zp(fuse_requant(fuse_softmax(fuse_table16(g))))  # codegen only: the IR keeps its TOSA ops
     out = Path(out_dir)
     whole = plan_arena(g)
 

@@ -1,5 +1,6 @@
 """FULLY_CONNECTED int8 x int8 / int16 x int8 -> ``tabula_fully_connected_<s8|s16>``; a 4th input is the
-``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`)."""
+``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`); with ``attrs["folded"]`` (:func:`tabula.codegen.fuse.fold_input_zp`)
+the bias already holds ``-input_zp * sum(w)`` and the call passes input_zp 0."""
 from ... import dtypes
 from ._window import requant
 
@@ -7,7 +8,7 @@ OP = "FULLY_CONNECTED"
 KERNELS = ("tabula_fully_connected_s8", "tabula_fully_connected_s16")
 TEMPLATE = """\
 {% if sfx == "s8" %}
-    st = tabula_fully_connected_s8({{ n }}, {{ in_c }}, {{ out_c }}, {{ x }}, {{ a.input_zp }}, {{ wt }}, {{ a.weight_zp }}, {{ b }}, {{ rq }}, {{ y }});
+    st = tabula_fully_connected_s8({{ n }}, {{ in_c }}, {{ out_c }}, {{ x }}, {{ 0 if a.get("folded") else a.input_zp }}, {{ wt }}, {{ a.weight_zp }}, {{ b }}, {{ rq }}, {{ y }});
 {% else %}
     st = tabula_fully_connected_{{ sfx }}({{ n }}, {{ in_c }}, {{ out_c }}, {{ x }}, {{ wt }}, {{ a.weight_zp }}, {{ b }}, {{ rq }}, {{ y }});
 {% endif %}

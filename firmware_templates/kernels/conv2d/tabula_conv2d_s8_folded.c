@@ -1,0 +1,169 @@
+/*
+ * CONV2D int8 x int8 with the input zero point folded into the bias at build time.  Contract:
+ * manifest.toml (conv2d, tabula_conv2d_s8_folded); codegen (tabula.codegen.fuse.fold_input_zp) passes
+ * bias' = bias - input_zp * sum(w[o]) and pad_value = input_zp, which makes it TOSA CONV2D (the Python
+ * twin tabula/reference/ops/conv2d.py) with weight_zp 0:
+ *     sum_valid (x - zp) w = sum_all x~ w - zp sum_all w,   x~ = x inside, zp in the padding.
+ * No weight is summed at run time.  Accumulation is modulo 2^32 (unsigned, never undefined); it equals
+ * the exact sum whenever that fits int32 (codegen folds only when bias' fits).
+ *
+ * Helium (MVE, Cortex-M55), chosen per output pixel; every path computes the same sum modulo 2^32:
+ *   direct: a 1x1 window inside the input (1x1 conv without padding: a GEMM straight over the NHWC
+ *           rows, no copy at all);
+ *   patch:  the receptive field (kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) gathered once into a
+ *           contiguous patch (padded taps filled with pad_value), then tabula_gemv_s8_mve: 4 output
+ *           channels per pass over the patch;
+ *   taps:   a larger field, tiled by taps: per block of 4 output channels the accumulators stay in
+ *           registers across the kh*kw taps, each read straight from the input row (c contiguous
+ *           bytes, no copy) or, padded, from a pad_value broadcast -- any size, no scalar fallback.
+ * Requantization: the vector epilogue (tabula_requant4_s8_mve) when every shift is >= 33 (always, for
+ * real layers), else tabula_requant32 per output.  -DTABULA_PORTABLE_ONLY=1 forces the portable path.
+ * Cost rule (measured on QEMU mps3-an547, -icount): Helium costs ~5 instructions per 64 MACs plus a
+ * per-pixel gather of ~6 instructions per tap and a per-block epilogue of ~15; with c == 1 and few
+ * output channels (kh*kw*out_c < 64) the gather dominates, yet it stays under the portable path's
+ * ~4 instructions per MAC, so Helium is always taken.
+ *
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), a patch of at most TABULA_DSP_PATCH_MAX values: the CONV2D
+ * DSP path of tabula_conv2d_s8 with the patch holding x inside and pad_value in the padding (two
+ * pixels widened once, 2 output channels x 2 pixels per SMLAD block); same bits as the portable path.
+ */
+#include "tabula_dsp.h"
+#include "tabula_internal.h"
+
+#if TABULA_HAVE_MVE
+#define TABULA_CONV_PATCH_MAX 2048
+
+/* The input row of tap (iy, ix) of image b, or NULL when the tap is in the padding. */
+static const int8_t *conv_tap(const tabula_window *win, const int8_t *input, int32_t b, int32_t iy, int32_t ix)
+{
+    if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+        return 0;
+    }
+    return input + ((b * win->h + iy) * win->w + ix) * win->c;
+}
+
+/* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
+static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
+                           const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
+                           int8_t *patch, const int32_t *requant, int vec_rq, void *out)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t len = kh * kw * c;
+    int32_t ky, kx, o, acc[4];
+    if (kh == 1 && kw == 1) {
+        const int8_t *x = conv_tap(win, input, b, iy0, ix0);
+        if (x) {
+            tabula_gemv_s8_mve(x, c, weight, out_c, bias, requant, vec_rq, out);
+            return;
+        }
+    }
+    if (len <= TABULA_CONV_PATCH_MAX) {
+        int8_t *dst = patch;
+        for (ky = 0; ky < kh; ++ky) {
+            for (kx = 0; kx < kw; ++kx) {
+                const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
+                if (x) {
+                    tabula_copy_s8_mve(dst, x, c);
+                } else {
+                    tabula_fill_s8_mve(dst, pad_value, c);
+                }
+                dst += c;
+            }
+        }
+        tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
+        return;
+    }
+    for (o = 0; o < out_c; o += 4) {
+        const int32_t nch = out_c - o < 4 ? out_c - o : 4;
+        const int8_t *wo = weight + o * len;
+        tabula_acc4_init(acc, bias, o, nch);
+        for (ky = 0; ky < kh; ++ky) {
+            for (kx = 0; kx < kw; ++kx) {
+                const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
+                tabula_dot4_s8_mve(x, pad_value, c, wo + (ky * kw + kx) * c, len, nch, acc);
+            }
+        }
+        tabula_acc4_store_s8(acc, o, nch, requant, vec_rq, out);
+    }
+}
+#endif
+
+tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, const int8_t *input,
+                                      int32_t pad_value, const int8_t *weight, const int32_t *bias,
+                                      const int32_t *requant, void *output)
+{
+    int32_t b, oy, ox, oc, ky, kx, i;
+    int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
+    if (!tabula_conv_window_ok(win) || out_c < 1 || pad_value < -128 || pad_value > 127
+        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
+        return TABULA_ERR_ARG;
+    }
+    if (requant) {
+        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
+    }
+#if TABULA_HAVE_MVE
+    {
+        int8_t patch[TABULA_CONV_PATCH_MAX];
+        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33;
+        if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
+            && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
+            /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */
+            tabula_gemm_s8_mve(win->n * win->h * win->w, input, win->c, weight, out_c, bias, requant, vec_rq, output);
+            return TABULA_OK;
+        }
+        for (b = 0; b < win->n; ++b) {
+            for (oy = 0; oy < win->out_h; ++oy) {
+                for (ox = 0; ox < win->out_w; ++ox) {
+                    const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * out_c;
+                    conv_pixel_mve(win, out_c, input, pad_value, weight, bias, b, oy * win->stride_y - win->pad_top,
+                                   ox * win->stride_x - win->pad_left, patch, requant, vec_rq,
+                                   requant ? (void *)((int8_t *)output + pix) : (void *)((int32_t *)output + pix));
+                }
+            }
+        }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
+    if (win->kernel_h * win->kernel_w * win->c <= TABULA_DSP_PATCH_MAX) {
+        tabula_dsp_conv2d_s8(win, out_c, input, 0, pad_value, weight, bias, requant, output);
+        return TABULA_OK;
+    }
+#endif
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            const int32_t iy0 = oy * win->stride_y - win->pad_top;
+            for (ox = 0; ox < win->out_w; ++ox) {
+                const int32_t ix0 = ox * win->stride_x - win->pad_left;
+                const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * out_c;
+                for (oc = 0; oc < out_c; ++oc) {
+                    const int8_t *wo = weight + oc * win->kernel_h * win->kernel_w * win->c;
+                    uint32_t acc = bias ? (uint32_t)bias[oc] : 0u;
+                    for (ky = 0; ky < win->kernel_h; ++ky) {
+                        const int32_t iy = iy0 + ky * win->dilation_y;
+                        for (kx = 0; kx < win->kernel_w; ++kx) {
+                            const int32_t ix = ix0 + kx * win->dilation_x;
+                            const int8_t *wp = wo + (ky * win->kernel_w + kx) * win->c;
+                            if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) { /* x~ = pad_value */
+                                for (i = 0; pad_value != 0 && i < win->c; ++i) {
+                                    acc += (uint32_t)(pad_value * (int32_t)wp[i]);
+                                }
+                            } else {
+                                const int8_t *xp = input + ((b * win->h + iy) * win->w + ix) * win->c;
+                                for (i = 0; i < win->c; ++i) {
+                                    acc += (uint32_t)((int32_t)xp[i] * (int32_t)wp[i]);
+                                }
+                            }
+                        }
+                    }
+                    if (requant) {
+                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * oc],
+                                                                              requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
+                    } else {
+                        ((int32_t *)output)[pix + oc] = tabula_u32_to_s32(acc);
+                    }
+                }
+            }
+        }
+    }
+    return TABULA_OK;
+}
