@@ -357,6 +357,161 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
         }
     }
 }
+/* ---- int16 activations x int8 weights (a16w8): CONV2D and FULLY_CONNECTED -----------------------
+ * int16 inputs are symmetric (no zero point).  The receptive field of one pixel (CONV2D) or one input
+ * row (FULLY_CONNECTED) is stored once as words [x0, x2], [x1, x3] per 4 values (PKHBT / PKHTB of the
+ * natural pairs: the order SXTB16 / SXTB16 ROR 8 give the weights), the K % 4 values at the end one
+ * per word; then two output channels at a time (weight_zp == 0), each pair of 16-bit products added
+ * to a 64-bit accumulator by SMLALD (modulo 2^64, like the portable path: the same bits; every product
+ * |x w| <= 2^22 is exact). */
+
+/* Words [x0, x2], [x1, x3] of the 4 int16 at src (any 2-byte alignment) at dst[0], dst[1]. */
+static inline void tabula_dsp_pack16(const int16_t *src, int32_t *dst)
+{
+    uint32_t a, b;
+    memcpy(&a, src, 4);
+    memcpy(&b, src + 2, 4);
+    dst[0] = (int32_t)((a & 0xFFFFu) | (b << 16));
+    dst[1] = (int32_t)((a >> 16) | (b & 0xFFFF0000u));
+}
+
+/* Widen len int16 values at src into dst (2 words per 4, then one per value). */
+static inline void tabula_dsp_pack16_row(const int16_t *src, int32_t len, int32_t *dst)
+{
+    const int32_t groups = len >> 2;
+    int32_t g, j;
+    for (g = 0; g < groups; ++g) {
+        tabula_dsp_pack16(src + 4 * g, dst + 2 * g);
+    }
+    for (j = 4 * groups; j < len; ++j) {
+        dst[2 * groups + (j - 4 * groups)] = src[j];
+    }
+}
+
+/* acc[i] += sum_j x[j] w_i[j] (64-bit, modulo 2^64) over the len values of the packed row xw, for two
+ * weight rows: w0 and w0 + w1off (weight_zp 0).  Not inlined: its loop takes 13 registers. */
+__attribute__((noinline)) static void tabula_dsp_dot2_s16(const int32_t *xw, const int8_t *w0, int32_t w1off,
+                                                          int32_t len, int64_t acc[2])
+{
+    uint32_t l0 = (uint32_t)(uint64_t)acc[0], h0 = (uint32_t)((uint64_t)acc[0] >> 32);
+    uint32_t l1 = (uint32_t)(uint64_t)acc[1], h1 = (uint32_t)((uint64_t)acc[1] >> 32);
+    const int32_t *p = xw;
+    int32_t n = len >> 2, j;
+    if (n > 0) {
+        int32_t t0, t1, t2, x0, x1;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldr    %[t0], [%[w], %[off]]\n\t"
+            "ldr    %[t1], [%[w]], #4\n\t"
+            "ldrd   %[x0], %[x1], [%[p]], #8\n\t"
+            "sxtb16 %[t2], %[t1]\n\t"
+            "sxtb16 %[t1], %[t1], ror #8\n\t"
+            "smlald %[l0], %[h0], %[x0], %[t2]\n\t"
+            "smlald %[l0], %[h0], %[x1], %[t1]\n\t"
+            "sxtb16 %[t2], %[t0]\n\t"
+            "sxtb16 %[t0], %[t0], ror #8\n\t"
+            "smlald %[l1], %[h1], %[x0], %[t2]\n\t"
+            "smlald %[l1], %[h1], %[x1], %[t0]\n\t"
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b"
+            : [l0] "+r"(l0), [h0] "+r"(h0), [l1] "+r"(l1), [h1] "+r"(h1), [p] "+r"(p), [w] "+r"(w0), [n] "+r"(n),
+              [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [x0] "=&r"(x0), [x1] "=&r"(x1)
+            : [off] "r"(w1off)
+            : "memory", "cc");
+    }
+    acc[0] = tabula_u64_to_s64(((uint64_t)h0 << 32) | l0);
+    acc[1] = tabula_u64_to_s64(((uint64_t)h1 << 32) | l1);
+    for (j = 0; j < (len & 3); ++j) {
+        acc[0] = tabula_u64_to_s64((uint64_t)acc[0] + (uint64_t)(int64_t)(p[j] * (int32_t)w0[j]));
+        acc[1] = tabula_u64_to_s64((uint64_t)acc[1] + (uint64_t)(int64_t)(p[j] * (int32_t)w0[j + w1off]));
+    }
+}
+
+/* The accumulator acc of output channel o at element idx: requantized to int16 (requant != NULL:
+ * apply_scale_16) or as is (int64). */
+static inline void tabula_dsp_put48(const int32_t *requant, int32_t zp, int32_t lo, int32_t hi, int64_t acc,
+                                    int32_t o, void *output, int32_t idx)
+{
+    if (requant) {
+        ((int16_t *)output)[idx] = (int16_t)tabula_requant48(acc, requant[3 + 2 * o], requant[4 + 2 * o], zp, lo, hi);
+    } else {
+        ((int64_t *)output)[idx] = acc;
+    }
+}
+
+/* Two rows (o, o1: o1 == o for a last odd one) of the packed row xw: bias, dot products, outputs at
+ * idx0 + o and idx0 + o1. */
+static inline void tabula_dsp_rows2_s16(const int32_t *xw, int32_t len, const int8_t *weight, int32_t o, int32_t o1,
+                                        const int64_t *bias, const int32_t *requant, int32_t zp, int32_t lo,
+                                        int32_t hi, void *output, int32_t idx0)
+{
+    int64_t acc[2];
+    acc[0] = bias ? bias[o] : 0;
+    acc[1] = bias ? bias[o1] : 0;
+    tabula_dsp_dot2_s16(xw, weight + o * len, (o1 - o) * len, len, acc);
+    tabula_dsp_put48(requant, zp, lo, hi, acc[0], o, output, idx0 + o);
+    if (o1 != o) {
+        tabula_dsp_put48(requant, zp, lo, hi, acc[1], o1, output, idx0 + o1);
+    }
+}
+
+/* CONV2D int16 x int8 on the DSP path (weight_zp == 0, kh * kw * c <= TABULA_DSP_PATCH_MAX; arguments
+ * checked by the caller): per output pixel the patch (padded taps 0) packed once, then two output
+ * channels per tabula_dsp_dot2_s16. */
+static inline void tabula_dsp_conv2d_s16(const tabula_window *win, int32_t out_c, const int16_t *input,
+                                         const int8_t *weight, const int64_t *bias, const int32_t *requant,
+                                         void *output)
+{
+    int16_t stage[TABULA_DSP_PATCH_MAX];
+    int32_t xw[TABULA_DSP_PATCH_MAX / 2 + 4];
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w, len = kh * kw * c;
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    int32_t b, oy, ox, ky, kx, oc;
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            const int32_t iy0 = oy * win->stride_y - win->pad_top;
+            for (ox = 0; ox < win->out_w; ++ox) {
+                const int32_t ix0 = ox * win->stride_x - win->pad_left;
+                const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * out_c;
+                int16_t *s = stage;
+                for (ky = 0; ky < kh; ++ky) {
+                    const int32_t iy = iy0 + ky * win->dilation_y;
+                    for (kx = 0; kx < kw; ++kx, s += c) {
+                        const int32_t ix = ix0 + kx * win->dilation_x;
+                        if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                            memset(s, 0, (size_t)c * sizeof(int16_t));
+                        } else {
+                            memcpy(s, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c * sizeof(int16_t));
+                        }
+                    }
+                }
+                tabula_dsp_pack16_row(stage, len, xw);
+                for (oc = 0; oc < out_c; oc += 2) {
+                    tabula_dsp_rows2_s16(xw, len, weight, oc, oc + 1 < out_c ? oc + 1 : oc, bias, requant, rq_zp,
+                                         rq_lo, rq_hi, output, pix);
+                }
+            }
+        }
+    }
+}
+
+/* FULLY_CONNECTED int16 x int8 on the DSP path (weight_zp == 0, in_c <= TABULA_DSP_FC_MAX): each input
+ * row packed once, then two weight rows per tabula_dsp_dot2_s16. */
+static inline void tabula_dsp_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c, const int16_t *input,
+                                                  const int8_t *weight, const int64_t *bias,
+                                                  const int32_t *requant, void *output)
+{
+    int32_t xw[TABULA_DSP_FC_MAX / 2 + 4];
+    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    int32_t b, o;
+    for (b = 0; b < n; ++b) {
+        tabula_dsp_pack16_row(input + b * in_c, in_c, xw);
+        for (o = 0; o < out_c; o += 2) {
+            tabula_dsp_rows2_s16(xw, in_c, weight, o, o + 1 < out_c ? o + 1 : o, bias, requant, rq_zp, rq_lo, rq_hi,
+                                 output, b * out_c);
+        }
+    }
+}
 #endif /* TABULA_HAVE_DSP */
 
 #endif /* TABULA_DSP_H */

@@ -16,6 +16,9 @@ tests/device_kernels.py (one batch, one QEMU run per kernel and board):
 * FULLY_CONNECTED (4 rows over the input widened once): in_c < 4 (no group), tails of 1-3 inputs and
   rows, in_c 2048 (the largest widened input) and 2049 (widened as read), a weight zero point.
 
+int16 activations (a16w8: CONV2D and FULLY_CONNECTED, SMLALD into 64 bits): K % 4 tails, odd output
+channels, the size limits and a weight zero point (portable), on the M4.
+
 And where a sum leaves int32 (outside the IR contract, which proves it fits) every DSP path wraps
 modulo 2^32 exactly as the portable path does: the same call on ``mps2_an386`` with
 ``TABULA_PORTABLE_ONLY=1`` gives the same bits.
@@ -173,6 +176,66 @@ def test_dsp_path_equals_reference(dsp_lib, rng, target, kind):
         bad = np.argwhere(g != w)
         assert bad.size == 0, (f"{kind} {case} {what}: {len(bad)} of {g.size} differ, first at {tuple(bad[0])}: "
                                f"device {g[tuple(bad[0])]}, reference {w[tuple(bad[0])]}")
+
+
+# int16 activations x int8 weights (a16w8): (N, H, W, Cin, Cout, KH, KW, pad, stride, dilation, weight_zp)
+CONV16_CASES = [
+    (1, 5, 5, 8, 6, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),        # K % 4 == 0
+    (2, 4, 3, 3, 5, 3, 2, (1, 0, 0, 1), (1, 2), (2, 1), 0),        # K = 18: a tail of 2, odd Cout
+    (1, 1, 1, 3, 1, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 0),        # K = 3: no group, Cout 1
+    (1, 3, 3, 114, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),      # K = 1026: portable
+    (1, 4, 4, 5, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 9),        # weight zp: portable
+]
+# (N, Cin, Cout, weight_zp)
+FC16_CASES = [(1, 1, 1, 0), (2, 7, 3, 0), (1, 64, 12, 0), (3, 13, 5, 0), (1, 2048, 3, 0), (1, 2049, 2, 0),
+              (2, 9, 4, -3)]
+
+
+def _block16(rng, acc: np.ndarray) -> np.ndarray:
+    """A requant block for int48 accumulators: multipliers < 2^15, output zp 0, int16 outputs (some
+    saturate)."""
+    log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
+    m = rng.integers(2**14, 2**15, acc.shape[-1])
+    s = rng.integers(log2 - 2, log2 + 2, acc.shape[-1]).clip(2, 62)
+    return np.array([0, -32768, 32767] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+
+
+@pytest.mark.parametrize("target", ["m4"])
+def test_dsp_path_int16_equals_reference(dsp_lib, rng, target):
+    dev = dsp_lib(target)
+    want, got, names = [], [], []
+    with dev.batch():
+        for case in CONV16_CASES:
+            n, h, w, cin, cout, kh, kw, pad, stride, dil, wzp = case
+            x = rng.integers(-32768, 32767, (n, h, w, cin), endpoint=True, dtype=np.int16)
+            wt = rng.integers(-127, 127, (cout, kh, kw, cin), endpoint=True, dtype=np.int8)
+            b = rng.integers(-(2**40), 2**40, cout, dtype=np.int64)
+            a = {"pad": list(pad), "stride": list(stride), "dilation": list(dil), "input_zp": 0, "weight_zp": wzp}
+            acc = conv2d.run([x, wt, b], a)
+            block = _block16(rng, acc)
+            want += [acc, _requantized16(acc, block)]
+            got += [dev.conv2d(x, wt, b, **a, requant=r) for r in (None, block)]
+            names += [("conv", case)] * 2
+        for case in FC16_CASES:
+            n, cin, cout, wzp = case
+            x = rng.integers(-32768, 32767, (n, cin), endpoint=True, dtype=np.int16)
+            wt = rng.integers(-127, 127, (cout, cin), endpoint=True, dtype=np.int8)
+            b = rng.integers(-(2**40), 2**40, cout, dtype=np.int64)
+            acc = fully_connected.run([x, wt, b], {"input_zp": 0, "weight_zp": wzp})
+            block = _block16(rng, acc)
+            want += [acc, _requantized16(acc, block)]
+            got += [dev.fully_connected(x, wt, b, input_zp=0, weight_zp=wzp, requant=r) for r in (None, block)]
+            names += [("fc", case)] * 2
+    for k, (name, g, w) in enumerate(zip(names, got, want)):
+        assert g.dtype == w.dtype and g.shape == w.shape, name
+        np.testing.assert_array_equal(g, w, err_msg=f"{name} {'requant' if k % 2 else 'int48'}")
+
+
+def _requantized16(acc: np.ndarray, block: np.ndarray) -> np.ndarray:
+    y = rescale.run([acc], {"input_zp": 0, "output_zp": 0, "multiplier": [int(v) for v in block[3::2]],
+                            "shift": [int(v) for v in block[4::2]], "scale32": False, "output_dtype": "int16"},
+                    strict=False)
+    return clamp.run([y], {"min": int(block[1]), "max": int(block[2])})
 
 
 def test_dsp_paths_wrap_like_the_portable_path(dsp_lib, rng):
