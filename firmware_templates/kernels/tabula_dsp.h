@@ -67,6 +67,63 @@ static inline void tabula_dsp_put(const int32_t *requant, int32_t zp, int32_t lo
     }
 }
 
+/* 1 when every shift of the requant block (out_c channels) is >= 33, the usual case: then each output
+ * takes tabula_dsp_requant33, else tabula_requant32. */
+static inline int32_t tabula_dsp_shifts_ge33(const int32_t *requant, int32_t out_c)
+{
+    int32_t o;
+    for (o = 0; o < out_c; ++o) {
+        if (requant[4 + 2 * o] < 33) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* tabula_requant32 for a shift s >= 33 given as s33 = s - 33 (its first branch, in 32-bit operations:
+ * hi32(acc m) >> s33, then + 1 >> 1, + zp, clamped to [lo, hi]). */
+static inline int32_t tabula_dsp_requant33(int32_t acc, int32_t m, int32_t s33, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32_t t = tabula_asr32((int32_t)tabula_asr64((int64_t)acc * m, 32), s33);
+    const int32_t v = tabula_asr32(t + 1, 1) + zp;
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* Output channel o's accumulator acc into y[o]: int32 (requant NULL), or requantized (fast: every shift
+ * >= 33). */
+static inline void tabula_dsp_out(const int32_t *requant, int32_t fast, int32_t zp, int32_t lo, int32_t hi,
+                                  int32_t acc, int32_t o, void *y)
+{
+    if (!requant) {
+        ((int32_t *)y)[o] = acc;
+    } else if (fast) {
+        ((int8_t *)y)[o] = (int8_t)tabula_dsp_requant33(acc, requant[3 + 2 * o], requant[4 + 2 * o] - 33, zp, lo, hi);
+    } else {
+        ((int8_t *)y)[o] = (int8_t)tabula_requant32(acc, requant[3 + 2 * o], requant[4 + 2 * o], zp, lo, hi);
+    }
+}
+
+/* Four consecutive output channels o .. o + 3 (accumulators a) into y: tabula_dsp_out each.  Not
+ * inlined: the callers' loops keep their registers. */
+__attribute__((noinline)) static void tabula_dsp_out4(const int32_t *requant, int32_t fast, const int32_t a[4],
+                                                      int32_t o, void *y)
+{
+    const int32_t zp = requant ? requant[0] : 0, lo = requant ? requant[1] : 0, hi = requant ? requant[2] : 0;
+    if (requant && fast) {
+        const int32_t *ms = requant + 3 + 2 * o;
+        int8_t *out = (int8_t *)y + o;
+        out[0] = (int8_t)tabula_dsp_requant33(a[0], ms[0], ms[1] - 33, zp, lo, hi);
+        out[1] = (int8_t)tabula_dsp_requant33(a[1], ms[2], ms[3] - 33, zp, lo, hi);
+        out[2] = (int8_t)tabula_dsp_requant33(a[2], ms[4], ms[5] - 33, zp, lo, hi);
+        out[3] = (int8_t)tabula_dsp_requant33(a[3], ms[6], ms[7] - 33, zp, lo, hi);
+    } else {
+        int32_t i;
+        for (i = 0; i < 4; ++i) {
+            tabula_dsp_out(requant, fast, zp, lo, hi, a[i], o + i, y);
+        }
+    }
+}
+
 /* ---- CONV2D ------------------------------------------------------------------------------------
  * Two output pixels at a time: each pixel's receptive field (K = KH*KW*Cin values x - input_zp, padded
  * taps 0) is widened once into a patch of 32-bit words, the two pixels interleaved so that one pointer
@@ -158,10 +215,10 @@ static inline int32_t tabula_dsp_sxtb16_ror8(int32_t v)
 }
 
 /* The 2 x 2 block (weight_zp == 0): acc[2 i + p] += sum over the patch of pixel p's values times
- * channel i's weights (w0: channel 0's K weights; channel 1's follow at w0 + w1off).  Not inlined: its
- * loop takes 13 registers, which only a function of its own always has. */
-__attribute__((noinline)) static void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0, int32_t w1off, int32_t len,
-                                         int32_t acc[4])
+ * channel i's weights (w0: channel 0's K weights; channel 1's follow at w0 + w1off).  Its loop takes 13
+ * registers: it is inlined only into tabula_dsp_conv_pixels, a small function of its own. */
+static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0, int32_t w1off, int32_t len,
+                                          int32_t acc[4])
 {
     int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
     const int32_t *p = patch;
@@ -210,6 +267,34 @@ __attribute__((noinline)) static void tabula_dsp_conv_block(const int32_t *patch
     acc[3] = a11;
 }
 
+/* Every output channel of a pixel pair (A and B: yb, or NULL when A has no partner) from the
+ * interleaved patch: channel pairs through tabula_dsp_conv_block, then the epilogue (ya, yb: the pixels'
+ * first output elements).  A function of its own (not inlined): the block's 13 registers. */
+__attribute__((noinline)) static void tabula_dsp_conv_pixels(const int32_t *patch, const int8_t *weight, int32_t len,
+                                                             int32_t out_c, const int32_t *bias,
+                                                             const int32_t *requant, int32_t fast, void *ya, void *yb)
+{
+    const int32_t zp = requant ? requant[0] : 0, lo = requant ? requant[1] : 0, hi = requant ? requant[2] : 0;
+    int32_t oc;
+    for (oc = 0; oc < out_c; oc += 2) {
+        const int32_t o1 = oc + 1 < out_c ? oc + 1 : oc;
+        int32_t acc[4];
+        acc[0] = acc[1] = bias ? bias[oc] : 0;
+        acc[2] = acc[3] = bias ? bias[o1] : 0;
+        tabula_dsp_conv_block(patch, weight + oc * len, (o1 - oc) * len, len, acc);
+        tabula_dsp_out(requant, fast, zp, lo, hi, acc[0], oc, ya);
+        if (yb) {
+            tabula_dsp_out(requant, fast, zp, lo, hi, acc[1], oc, yb);
+        }
+        if (o1 != oc) {
+            tabula_dsp_out(requant, fast, zp, lo, hi, acc[2], o1, ya);
+            if (yb) {
+                tabula_dsp_out(requant, fast, zp, lo, hi, acc[3], o1, yb);
+            }
+        }
+    }
+}
+
 /* The whole CONV2D on the DSP path (arguments checked by the caller; weight_zp == 0, kh * kw * c <=
  * TABULA_DSP_PATCH_MAX): acc = bias + sum over the window of (x - zp) w, padded taps (fill - zp) w
  * (tabula_dsp_conv_gather: zp = fill = input_zp for tabula_conv2d_s8, zp 0 and fill = pad_value for
@@ -222,8 +307,9 @@ static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c,
     int8_t stage[TABULA_DSP_PATCH_MAX];
     const int32_t len = win->kernel_h * win->kernel_w * win->c;
     const int32_t ohw = win->out_h * win->out_w, npix = win->n * ohw;
-    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
-    int32_t p, oc;
+    const int32_t fast = requant ? tabula_dsp_shifts_ge33(requant, out_c) : 0;
+    const int32_t esize = requant ? 1 : 4; /* bytes per output element */
+    int32_t p;
     for (p = 0; p < npix; p += 2) {
         const int32_t two = p + 1 < npix; /* a second pixel (else pixel p is its own partner) */
         int32_t q;
@@ -233,23 +319,9 @@ static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c,
             tabula_dsp_conv_gather(win, input, zp, fill, b, oy * win->stride_y - win->pad_top,
                                    ox * win->stride_x - win->pad_left, stage, patch, q);
         }
-        for (oc = 0; oc < out_c; oc += 2) {
-            const int32_t o1 = oc + 1 < out_c ? oc + 1 : oc;
-            int32_t acc[4];
-            acc[0] = acc[1] = bias ? bias[oc] : 0;
-            acc[2] = acc[3] = bias ? bias[o1] : 0;
-            tabula_dsp_conv_block(patch, weight + oc * len, (o1 - oc) * len, len, acc);
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[0], oc, output, p * out_c + oc);
-            if (two) {
-                tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[1], oc, output, (p + 1) * out_c + oc);
-            }
-            if (o1 != oc) {
-                tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[2], o1, output, p * out_c + o1);
-                if (two) {
-                    tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, acc[3], o1, output, (p + 1) * out_c + o1);
-                }
-            }
-        }
+        tabula_dsp_conv_pixels(patch, weight, len, out_c, bias, requant, fast,
+                               (int8_t *)output + p * out_c * esize,
+                               two ? (void *)((int8_t *)output + (p + 1) * out_c * esize) : 0);
     }
 }
 
@@ -310,13 +382,15 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
     int32_t xw[TABULA_DSP_FC_MAX / 2]; /* the widened input: 2 words per 4 values */
     const int32_t kx2 = tabula_dsp_k2(input_zp), kw2 = tabula_dsp_k2(weight_zp);
     const int32_t groups = in_c >> 2, body = in_c & ~3;
-    const int32_t fast = weight_zp == 0 && groups > 0 && in_c <= TABULA_DSP_FC_MAX;
+    const int32_t packed = weight_zp == 0 && groups > 0 && in_c <= TABULA_DSP_FC_MAX;
     const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    const int32_t fast = requant ? tabula_dsp_shifts_ge33(requant, out_c) : 0, esize = requant ? 1 : 4;
     int32_t b, o, j, g;
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
+        void *const y = (int8_t *)output + b * out_c * esize; /* the row's first output element */
         o = 0;
-        if (fast) {
+        if (packed) {
             for (g = 0; g < groups; ++g) {
                 const int32_t u = tabula_dsp_ld4(xp + 4 * g);
                 xw[2 * g] = tabula_dsp_even(kx2, u);
@@ -337,9 +411,7 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
                     a[2] = (int32_t)((uint32_t)a[2] + xv * (uint32_t)(int32_t)w0[j + 2 * in_c]);
                     a[3] = (int32_t)((uint32_t)a[3] + xv * (uint32_t)(int32_t)w0[j + 3 * in_c]);
                 }
-                for (j = 0; j < 4; ++j) {
-                    tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a[j], o + j, output, b * out_c + o + j);
-                }
+                tabula_dsp_out4(requant, fast, a, o, y);
             }
         }
         for (; o < out_c; ++o) {
@@ -353,7 +425,7 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
             for (j = body; j < in_c; ++j) {
                 a0 = (int32_t)((uint32_t)a0 + (uint32_t)((int32_t)xp[j] - input_zp) * (uint32_t)((int32_t)w0[j] - weight_zp));
             }
-            tabula_dsp_put(requant, rq_zp, rq_lo, rq_hi, a0, o, output, b * out_c + o);
+            tabula_dsp_out(requant, fast, rq_zp, rq_lo, rq_hi, a0, o, y);
         }
     }
 }

@@ -283,6 +283,7 @@ static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t
     const int32_t h = win->h, w = win->w, c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t dy = win->dilation_y, dx = win->dilation_x;
     const int32_t kx2 = tabula_dsp_k2(input_zp);
+    const int32_t fast = rq->requant ? tabula_dsp_shifts_ge33(rq->requant, c) : 0, esize = rq->requant ? 1 : 4;
     int32_t off[2 * TABULA_DW_DSP_TAPS + 2]; /* per real tap: input offset, weight offset; then -1 */
     int32_t nt = 0, cy0 = -1, cy1 = -1, cx0 = -1, cx1 = -1;
     int32_t b, oy, ox, o, t;
@@ -294,6 +295,7 @@ static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t
             for (ox = 0; ox < win->out_w; ++ox) {
                 const int32_t ix0 = ox * win->stride_x - win->pad_left;
                 const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * c;
+                void *const y = (int8_t *)output + pix * esize; /* the pixel's first output element */
                 const int8_t *xb, *wb;
                 int32_t kx0, kx1;
                 tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
@@ -325,10 +327,7 @@ static void tabula_dw_dsp(const tabula_window *win, const int8_t *input, int32_t
                     a[2] = bias ? bias[o + 2] : 0;
                     a[3] = bias ? bias[o + 3] : 0;
                     tabula_dw_dsp_quad(xb + o, wb + o, off, kx2, a);
-                    tabula_dw_put(rq, a[0], o, output, pix);
-                    tabula_dw_put(rq, a[1], o + 1, output, pix);
-                    tabula_dw_put(rq, a[2], o + 2, output, pix);
-                    tabula_dw_put(rq, a[3], o + 3, output, pix);
+                    tabula_dsp_out4(rq->requant, fast, a, o, y);
                 }
                 for (; o < c; ++o) {
                     uint32_t acc = bias ? (uint32_t)bias[o] : 0u;
