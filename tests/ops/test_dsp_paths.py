@@ -16,8 +16,9 @@ tests/device_kernels.py (one batch, one QEMU run per kernel and board):
 * FULLY_CONNECTED (4 rows over the input widened once): in_c < 4 (no group), tails of 1-3 inputs and
   rows, in_c 2048 (the largest widened input) and 2049 (widened as read), a weight zero point.
 
-int16 activations (a16w8: CONV2D and FULLY_CONNECTED, SMLALD into 64 bits): K % 4 tails, odd output
-channels, the size limits and a weight zero point (portable), on the M4.
+int16 activations (a16w8: CONV2D and FULLY_CONNECTED with SMLALD into 64 bits, DEPTHWISE_CONV2D with exact
+32-bit tap sums added to the 64-bit bias): K % 4 and channel tails, odd output channels, the size limits
+(256 taps of the largest products), a multiplier 2 and a weight zero point (portable), on the M4.
 
 And where a sum leaves int32 (outside the IR contract, which proves it fits) every DSP path wraps
 modulo 2^32 exactly as the portable path does: the same call on ``mps2_an386`` with
@@ -186,6 +187,15 @@ CONV16_CASES = [
     (1, 3, 3, 114, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),      # K = 1026: portable
     (1, 4, 4, 5, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 9),        # weight zp: portable
 ]
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, weight_zp)
+DW16_CASES = [
+    *[(1, 4, 5, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0) for c in (1, 4, 5, 7, 8)],   # channel tails
+    (2, 5, 5, 12, 1, 3, 3, (2, 1, 0, 3), (2, 2), (2, 1), 0),       # clipped windows, stride, dilation
+    (1, 3, 2, 8, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), 0),        # windows wholly in the padding
+    (1, 16, 16, 5, 1, 16, 16, (0, 0, 0, 0), (1, 1), (1, 1), 0),    # 256 real taps of (-32768)(-128): 2^30
+    (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),        # multiplier 2: portable
+    (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -4),       # weight zp: portable
+]
 # (N, Cin, Cout, weight_zp)
 FC16_CASES = [(1, 1, 1, 0), (2, 7, 3, 0), (1, 64, 12, 0), (3, 13, 5, 0), (1, 2048, 3, 0), (1, 2049, 2, 0),
               (2, 9, 4, -3)]
@@ -216,6 +226,20 @@ def test_dsp_path_int16_equals_reference(dsp_lib, rng, target):
             want += [acc, _requantized16(acc, block)]
             got += [dev.conv2d(x, wt, b, **a, requant=r) for r in (None, block)]
             names += [("conv", case)] * 2
+        for case in DW16_CASES:
+            n, h, w, c, m, kh, kw, pad, stride, dil, wzp = case
+            x = rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16)
+            wt = rng.integers(-127, 127, (kh, kw, c, m), endpoint=True, dtype=np.int8)
+            if kh * kw == 256:   # every product at its largest, +2^22: an interior tap sum of 2^30
+                x[:] = -32768
+                wt[:] = -128
+            b = rng.integers(-(2**40), 2**40, c * m, dtype=np.int64)
+            a = {"pad": list(pad), "stride": list(stride), "dilation": list(dil), "input_zp": 0, "weight_zp": wzp}
+            acc = depthwise_conv2d.run([x, wt, b], a)
+            block = _block16(rng, acc)
+            want += [acc, _requantized16(acc, block)]
+            got += [dev.depthwise_conv2d(x, wt, b, **a, requant=r) for r in (None, block)]
+            names += [("dw", case)] * 2
         for case in FC16_CASES:
             n, cin, cout, wzp = case
             x = rng.integers(-32768, 32767, (n, cin), endpoint=True, dtype=np.int16)
