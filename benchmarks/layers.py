@@ -1,7 +1,8 @@
 """Instructions per MAC (or per element) of each layer kind, on three emulated cores, next to CMSIS-NN.
 
 Each layer is one kernel call (or, for ADD, the IR's sequence of calls) exactly as codegen emits it:
-CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out),
+CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out; CONV2D
+and FULLY_CONNECTED with the input zero point folded into the bias, codegen's ``fold_input_zp``),
 AVG_POOL2D and MAX_POOL2D int8, ADD int8 (RESCALE int8 -> int32 of each input, ADD int32, RESCALE
 int32 -> int8: lowering/ops/arithmetic.py), TABLE int8 and the fused int16 table op (TABLE16, one
 513-entry table).  They run through tests/device_kernels.py on
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 
 from device_kernels import TARGETS, DeviceKernelLib  # noqa: E402
 from tabula import qmath  # noqa: E402
+from tabula.codegen.fuse import folded_bias  # noqa: E402
 from tabula.reference.ops import add, avg_pool2d, clamp, conv2d, depthwise_conv2d, fully_connected  # noqa: E402
 from tabula.reference.ops import max_pool2d, rescale, table  # noqa: E402
 
@@ -72,8 +74,9 @@ def layers(rng):
         x, w, b = _i8(rng, (1, H, W, cin)), _w8(rng, (cout, k, k, cin)), rng.integers(-5000, 5000, cout, dtype=np.int32)
         a = {"pad": [pad] * 4, "stride": [1, 1], "dilation": [1, 1], "input_zp": -3, "weight_zp": 0}
         block, want = _requant(rng, conv2d.run([x, w, b], a))
-        out.append((key, desc, "MAC", H * W * k * k * cin * cout, lambda dev: [(dev.conv2d(
-            x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=-3, weight_zp=0, requant=block), want)]))
+        bf = folded_bias(w, b, -3)  # codegen's fold_input_zp: tabula_conv2d_s8_folded, pad_value = input_zp
+        out.append((key, desc, "MAC", H * W * k * k * cin * cout, lambda dev: [(dev.conv2d_folded(
+            x, w, bf, pad=a["pad"], stride=(1, 1), dilation=(1, 1), pad_value=-3, requant=block), want)]))
 
     conv("conv3x3", "conv 3x3 16->32 16x16 pad 1", 16, 32, 3, 1)
     conv("conv1x1", "conv 1x1 32->64 16x16", 32, 64, 1, 0)
@@ -87,8 +90,9 @@ def layers(rng):
 
     fx, fw, fb = _i8(rng, (1, 256)), _w8(rng, (128, 256)), rng.integers(-5000, 5000, 128, dtype=np.int32)
     fblock, fwant = _requant(rng, fully_connected.run([fx, fw, fb], {"input_zp": 1, "weight_zp": 0}))
+    ffb = folded_bias(fw, fb, 1)  # codegen's fold_input_zp: the bias holds -input_zp * sum(w), input_zp 0
     out.append(("fc", "fully connected 256->128", "MAC", 256 * 128, lambda dev: [(dev.fully_connected(
-        fx, fw, fb, input_zp=1, weight_zp=0, requant=fblock), fwant)]))
+        fx, fw, ffb, input_zp=0, weight_zp=0, requant=fblock), fwant)]))
 
     px = _i8(rng, (1, H, W, 32))
     pa = {"kernel": [2, 2], "stride": [2, 2], "pad": [0, 0, 0, 0], "input_zp": -4, "output_zp": 3}

@@ -285,6 +285,18 @@ class KernelLib:
     def mul(self, a, b, shift=0) -> np.ndarray:
         return self._binary("tabula_mul_s32", a, b, shift)
 
+    def add_requant(self, a, b, params) -> np.ndarray:
+        """``tabula_add_requant_<t>``: int8 or int16 ``a`` and ``b`` of one shape, ``params`` int32 [12]."""
+        a = np.ascontiguousarray(a)
+        b = _c(b, a.dtype)
+        if a.shape != b.shape or a.dtype not in (np.int8, np.int16):
+            raise ValueError(f"add_requant: {a.dtype}{a.shape} and {b.dtype}{b.shape}")
+        sfx, typ = ("s8", _i8p) if a.dtype == np.int8 else ("s16", _i16p)
+        p = _c(params, np.int32)
+        out = _out(a.shape, a.dtype)
+        self._call(f"tabula_add_requant_{sfx}", _ptr(a, typ), _ptr(b, typ), a.size, _ptr(p, _i32p), _ptr(out, typ))
+        return out
+
     def _bcast(self, name: str, a, b, *extra) -> np.ndarray:
         """``tabula_<op>_bcast_s32`` over int32 ``a`` and ``b`` of one rank (shapes broadcast as TOSA)."""
         a, b = _c(a, np.int32), _c(b, np.int32)

@@ -127,7 +127,7 @@ def test_generated_c_calls_only_manifest_kernels_its_emitters_declare(digits_pro
 
     from tabula import kernels as manifest
     from tabula.codegen import generate
-    from tabula.codegen.fuse import fuse_softmax, fuse_table16
+    from tabula.codegen.fuse import fuse_all
     from tabula.report.table_cases import CASES, table_op_graph
 
     graphs = [digits_program.graph, table_op_graph(next(c for c in CASES if c.function == "aten.tanh"), "int16")]
@@ -135,5 +135,5 @@ def test_generated_c_calls_only_manifest_kernels_its_emitters_declare(digits_pro
         res = generate(g, tmp_path / str(i))
         calls = set(re.findall(r"\b(tabula_\w+)\(", res.model_c.read_text())) - {"tabula_model_run", "tabula_model_input",
                                                                                    "tabula_model_output"}
-        declared = {k for op in fuse_softmax(fuse_table16(g)).ops for k in OP_EMITTERS[op.op].KERNELS}
+        declared = {k for op in fuse_all(g).ops for k in OP_EMITTERS[op.op].KERNELS}
         assert calls and calls <= declared <= set(manifest.names()), (calls, declared)

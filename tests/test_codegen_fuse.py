@@ -1,8 +1,11 @@
-"""Codegen's fusion of an int16 table op's TOSA sequence into one tabula_table16_s16 call: which ops
-fuse, what the arena saves, when a group is left alone.  (Bit-exactness of the fused kernel against the
+"""Codegen's fusions: an int16 table op's TOSA sequence into one tabula_table16_s16 call, and a
+zero-point PAD into the convolution that reads it: which ops fuse, what the arena saves, when a group
+is left alone.  (Bit-exactness of the fused kernel against the
 op sequence: tests/test_tosa_conformance.py on every code; against the reference on whole models: the
 a16w8 end-to-end tests.)"""
 from __future__ import annotations
+
+import pytest
 
 from tabula.codegen import generate
 from tabula.codegen.arena import plan_arena
@@ -40,3 +43,108 @@ def test_generated_c_calls_the_fused_kernel(tmp_path):
     c = gen.model_c.read_text()
     assert c.count("tabula_table16_s16(") == 1 and "tabula_table_s16(" not in c and "tabula_add_s32(" not in c
     assert gen.arena.size == 2 * 64  # x and y, 32 int16 each, 16-byte aligned -> 64 + 64
+
+
+# --- PAD into CONV2D / DEPTHWISE_CONV2D (fuse_pad) ------------------------------------------------
+def _pad_conv_graph(op: str, dtype: str, pad_before, pad_after, conv_pad, pad_value=None, stride=(2, 2)):
+    """x [1, 7, 6, C] -> PAD -> CONV2D / DEPTHWISE_CONV2D 3x3 (its own ``conv_pad`` too) -> int32 y."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    c = 3
+    zp = 0 if dtype == "int16" else -7
+    h, w = 7 + pad_before[1] + pad_after[1], 6 + pad_before[2] + pad_after[2]
+    oh = (h + conv_pad[0] + conv_pad[1] - 3) // stride[0] + 1
+    ow = (w + conv_pad[2] + conv_pad[3] - 3) // stride[1] + 1
+    rng = np.random.default_rng(5)
+    g = Graph()
+    g.add_tensor(Tensor("x", (1, 7, 6, c), dtype, 0.1, zp))
+    g.add_tensor(Tensor("xp", (1, h, w, c + pad_before[3] + pad_after[3]), dtype, 0.1, zp))
+    wt = rng.integers(-127, 128, (3, 3, c, 1) if op == "DEPTHWISE_CONV2D" else (4, 3, 3, c)).astype(np.int8)
+    cout = c if op == "DEPTHWISE_CONV2D" else 4
+    g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * cout, [0] * cout), wt)
+    acc = "int32" if dtype == "int8" else "int48"
+    bias = rng.integers(-1000, 1000, cout).astype(np.int32 if dtype == "int8" else np.int64)
+    g.add_tensor(Tensor("b", (cout,), acc), bias)
+    g.add_tensor(Tensor("y", (1, oh, ow, cout), acc))
+    g.add_op(Op("PAD", ["x"], ["xp"], {"pad_before": list(pad_before), "pad_after": list(pad_after),
+                                       "pad_value": zp if pad_value is None else pad_value}))
+    attrs = {"pad": list(conv_pad), "stride": list(stride), "dilation": [1, 1], "input_zp": zp, "weight_zp": 0}
+    if op == "DEPTHWISE_CONV2D":
+        attrs["multiplier"] = 1
+    g.add_op(Op(op, ["xp", "w", "b"], ["y"], attrs))
+    g.inputs, g.outputs = ["x"], ["y"]
+    return g
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("op", ["CONV2D", "DEPTHWISE_CONV2D"])
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("pads", [([0, 1, 1, 0], [0, 2, 1, 0], [0, 0, 0, 0]), ([0, 0, 1, 0], [0, 1, 0, 0], [1, 1, 1, 0])])
+def test_a_zero_point_pad_folds_into_the_convolution_bit_exact(kernel_lib, rng, op, dtype, pads):
+    """The fused op (the conv's own padding grown by the PAD's) == PAD then conv, through the reference
+    and through the C kernel codegen calls; no padded tensor is left in the arena."""
+    import numpy as np
+
+    from tabula.codegen.fuse import fuse_pad
+    from tabula.reference.interpreter import run_graph
+
+    g = _pad_conv_graph(op, dtype, *pads)
+    f = fuse_pad(g)
+    assert [o.op for o in f.ops] == [op] and f.ops[0].inputs[0] == "x" and "xp" not in f.tensors
+    pb, pa, cp = pads
+    assert f.ops[0].attrs["pad"] == [cp[0] + pb[1], cp[1] + pa[1], cp[2] + pb[2], cp[3] + pa[2]]
+    lo, hi = (-128, 127) if dtype == "int8" else (-32768, 32767)
+    x = rng.integers(lo, hi + 1, (1, 7, 6, 3)).astype(np.int8 if dtype == "int8" else np.int16)
+    want = run_graph(g, [x])[0]
+    np.testing.assert_array_equal(run_graph(f, [x])[0], want)
+    a = f.ops[0].attrs
+    w, b = f.constants["w"], f.constants["b"]
+    kw = dict(pad=a["pad"], stride=a["stride"], dilation=a["dilation"], input_zp=a["input_zp"], weight_zp=0,
+              out_hw=want.shape[1:3])
+    c = (kernel_lib.depthwise_conv2d if op == "DEPTHWISE_CONV2D" else kernel_lib.conv2d)(x, w, b, **kw)
+    np.testing.assert_array_equal(c, want)
+    assert plan_arena(f).size < plan_arena(g).size
+
+
+def test_pads_that_are_not_the_convolutions_padding_stay():
+    from tabula.codegen.fuse import fuse_pad
+
+    g = _pad_conv_graph("CONV2D", "int8", [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0], pad_value=0)  # not the zero point
+    assert fuse_pad(g) is g
+    g = _pad_conv_graph("CONV2D", "int8", [0, 1, 1, 0], [0, 1, 1, 1], [0, 0, 0, 0])  # pads the channels
+    assert fuse_pad(g) is g
+    g = _pad_conv_graph("CONV2D", "int8", [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0])
+    g.outputs = ["y", "xp"]  # the padded tensor is read by the host too
+    assert fuse_pad(g) is g
+
+
+def test_the_arena_of_a_residual_block_reaches_its_lower_bound():
+    """ResNet-8's first two blocks with their PADs as separate ops (tensor bytes as in the MLPerf
+    model): placing the largest tensors first needs 65,536 B; the planner tries other orders and
+    ends within 3% of the live-set lower bound (49,152 B; 50,192 B here)."""
+    from tabula.codegen import arena
+    from tabula.ir import Graph, Op, Tensor
+
+    g = Graph()
+    sizes = {"x": (1, 32, 32, 3), "relu": (1, 32, 32, 16), "relu_1": (1, 32, 32, 16), "c2": (1, 32, 32, 16),
+             "relu_2": (1, 32, 32, 16), "pad": (1, 33, 33, 16), "relu_3": (1, 16, 16, 32), "c4": (1, 16, 16, 32),
+             "c5": (1, 16, 16, 32), "relu_4": (1, 16, 16, 32)}
+    for n, shape in sizes.items():
+        g.add_tensor(Tensor(n, shape, "int8", 0.1, 0))
+    for ins, out in ((["x"], "relu"), (["relu"], "relu_1"), (["relu_1"], "c2"), (["relu", "c2"], "relu_2"),
+                     (["relu_2"], "pad"), (["pad"], "relu_3"), (["relu_2"], "c4"), (["relu_3"], "c5"),
+                     (["c4", "c5"], "relu_4")):
+        g.add_op(Op("X", ins, [out], {}))
+    g.inputs, g.outputs = ["x"], ["relu_4"]
+    live = arena.live_ranges(g)
+    size_of = {n: arena._align(g.tensors[n].nbytes) for n in live}
+    first = arena._place(sorted(live, key=lambda k: arena.ORDERS[0](k, size_of, live)), size_of, live)
+    assert max(first[n] + size_of[n] for n in live) == 65_536
+    plan = arena.plan_arena(g)
+    assert plan.lower_bound == 49_152 and plan.size <= 1.03 * plan.lower_bound
+    for a in live:  # and it is a valid plan: tensors live together never overlap
+        for b in live:
+            if a < b and not (live[a][1] < live[b][0] or live[b][1] < live[a][0]):
+                assert (plan.offsets[a] + size_of[a] <= plan.offsets[b]) or (plan.offsets[b] + size_of[b] <= plan.offsets[a])

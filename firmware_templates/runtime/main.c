@@ -15,6 +15,10 @@
  *
  * Build-time defines (set by the toolchain tool from board.toml): TABULA_BOARD_NAME (a C string)
  * and TABULA_BOARD_TICK_HZ.
+ *
+ * Profiling (codegen profile=1: model.h defines TABULA_MODEL_N_PROFILED_OPS and the model fills
+ * tabula_model_op_ticks[]): HELLO's flags byte has TABULA_HELLO_PROFILE set and every OUTPUT carries
+ * u32 n_ops and the n_ops per-op tick counts after the outputs. Without it nothing changes.
  */
 #include <stdint.h>
 #include <string.h>
@@ -37,8 +41,15 @@
 #ifndef TABULA_MODEL_INPUT_TOTAL_BYTES
 #define TABULA_MODEL_INPUT_TOTAL_BYTES 4096u
 #endif
-#if defined(TABULA_MODEL_OUTPUT_TOTAL_BYTES) && (TABULA_MODEL_OUTPUT_TOTAL_BYTES + 8u > TABULA_FRAME_MAX_PAYLOAD)
-#error "the model's outputs do not fit one OUTPUT frame (65527 bytes)"
+#ifdef TABULA_MODEL_N_PROFILED_OPS
+#define TABULA_HELLO_FLAGS 1u    /* bit 0: OUTPUT carries per-op ticks (docs/protocol.md) */
+#define PROFILE_BYTES (4u + 4u * TABULA_MODEL_N_PROFILED_OPS)
+#else
+#define TABULA_HELLO_FLAGS 0u
+#define PROFILE_BYTES 0u
+#endif
+#if defined(TABULA_MODEL_OUTPUT_TOTAL_BYTES) && (TABULA_MODEL_OUTPUT_TOTAL_BYTES + 8u + PROFILE_BYTES > TABULA_FRAME_MAX_PAYLOAD)
+#error "the model's outputs (and, profiling, its per-op ticks) do not fit one OUTPUT frame (65527 bytes)"
 #endif
 #if TABULA_MODEL_INPUT_TOTAL_BYTES > TABULA_FRAME_MAX_PAYLOAD
 #error "the model's inputs do not fit one INPUT frame (65535 bytes)"
@@ -71,7 +82,7 @@ static void send_hello(uint16_t seq)
 {
     static const char board[] = TABULA_BOARD_NAME;
     const uint8_t head[4] = {(uint8_t)TABULA_PROTOCOL_VERSION, (uint8_t)TABULA_MODEL_N_INPUTS,
-                             (uint8_t)TABULA_MODEL_N_OUTPUTS, 0u};
+                             (uint8_t)TABULA_MODEL_N_OUTPUTS, (uint8_t)TABULA_HELLO_FLAGS};
     uint32_t name_len = (uint32_t)strlen(board);
     uint32_t len = 4u + 4u * (TABULA_MODEL_N_INPUTS + TABULA_MODEL_N_OUTPUTS) + 4u + name_len;
     tabula_frame_writer w;
@@ -89,10 +100,11 @@ static void send_hello(uint16_t seq)
     tabula_frame_end(&w);
 }
 
-/* OUTPUT for `last`: ticks, status, then the model's output buffers. */
+/* OUTPUT for `last`: ticks, status, then the model's output buffers (then, profiling, the per-op
+ * ticks of that run: they stay in tabula_model_op_ticks until the next run, like the outputs). */
 static void send_last_output(void)
 {
-    uint32_t out_len = 8u + total_bytes(tabula_model_output_bytes, TABULA_MODEL_N_OUTPUTS);
+    uint32_t out_len = 8u + total_bytes(tabula_model_output_bytes, TABULA_MODEL_N_OUTPUTS) + PROFILE_BYTES;
     tabula_frame_writer w;
     tabula_frame_begin(&w, TABULA_MSG_OUTPUT, last.seq, (uint16_t)out_len);
     tabula_frame_put_u32(&w, last.ticks);
@@ -100,6 +112,12 @@ static void send_last_output(void)
     for (int i = 0; i < TABULA_MODEL_N_OUTPUTS; i++) {
         tabula_frame_put(&w, tabula_model_output(i), tabula_model_output_bytes[i]);
     }
+#ifdef TABULA_MODEL_N_PROFILED_OPS
+    tabula_frame_put_u32(&w, (uint32_t)TABULA_MODEL_N_PROFILED_OPS);
+    for (uint32_t i = 0u; i < TABULA_MODEL_N_PROFILED_OPS; i++) {
+        tabula_frame_put_u32(&w, tabula_model_op_ticks[i]);
+    }
+#endif
     tabula_frame_end(&w);
 }
 

@@ -1,14 +1,18 @@
 """``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
 
     tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
-    tabula codegen  --ir build/dir --out build/dir/src [--board B]       # model.c, model.h (placed in B's memory)
-    tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz --model m.pt2 --out build/dir
+    tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
+    tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
+    tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
     tabula show     build/dir/results.json
     tabula boards
-    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P]
+    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--profile]
 
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
 validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
+
+Only ``quantize``, ``float``, ``validate`` and ``run --model`` (without ``--float``) import torch; ``codegen``,
+``run --float``, ``show``, ``boards`` and ``plots`` start in a fraction of the time.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ def _quiet_torch() -> None:
 
 
 def _cmd_quantize(a) -> int:
+    _quiet_torch()
     from .stages import quantize_and_lower
 
     p = quantize_and_lower(a.model, a.calib, a.out, a.scheme)
@@ -42,7 +47,7 @@ def _cmd_quantize(a) -> int:
 def _cmd_codegen(a) -> int:
     from .stages import generate_sources
 
-    r = generate_sources(a.ir, a.out, a.name, a.board or None)
+    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile)
     print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
     for reg in (r.placement.regions if a.board else []):
         if reg["constants"] or reg["arena"]:
@@ -51,11 +56,25 @@ def _cmd_codegen(a) -> int:
     return 0
 
 
+def _cmd_float(a) -> int:
+    _quiet_torch()
+    from .stages import float_stage
+
+    print(f"tabula: {float_stage(a.model, a.ir, a.data, a.out, limit=a.limit or None)}")
+    return 0
+
+
 def _cmd_run(a) -> int:
+    from .errors import StageError
     from .report import print_table
     from .stages import run_and_report
 
-    res = run_and_report(a.elf, a.board, a.ir, a.data, a.model, a.out, runner=a.runner or None, limit=a.limit or None)
+    if not a.model and not a.float:
+        raise StageError("tabula run needs --float (the float outputs tabula float wrote) or --model (the .pt2)")
+    if not a.float:
+        _quiet_torch()
+    res = run_and_report(a.elf, a.board, a.ir, a.data, a.model or a.float, a.out, runner=a.runner or None,
+                         limit=a.limit or None, float_path=a.float or None)
     if not a.quiet:
         print_table(res)
     if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
@@ -117,6 +136,7 @@ def _cmd_validate(a) -> int:
     """Build (SCons, incremental) and run on the board, check every output bit-exact against the
     integer reference and against float, write results.json; exit 1 on any mismatch or device
     error (the results received so far are still in results.json)."""
+    _quiet_torch()
     import subprocess
     from pathlib import Path
 
@@ -144,7 +164,9 @@ def _cmd_validate(a) -> int:
     else:  # the digits example, as `scons board=...` does
         name = a.name or "digits"
         args = [f"name={name}"]
-    out = build_dir / board.name / name
+    if a.profile:  # SCons builds a profiling firmware into <name>-profile
+        args.append("profile=1")
+    out = build_dir / board.name / (name + ("-profile" if a.profile else ""))
     cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(repo_root()), f"board={board.name}",
            f"build_dir={build_dir}", "run=0", *args]
     built = subprocess.run(cmd, capture_output=True, text=True)
@@ -194,6 +216,8 @@ def _add_validate(sub) -> None:
     v.add_argument("--timeout", type=float, default=None, help="seconds per wait (default: the runner's)")
     v.add_argument("--build-dir", default="build")
     v.add_argument("--quiet", action="store_true")
+    v.add_argument("--profile", action="store_true", help="time every op on the device (SysTick around each kernel "
+                                                          "call): results.json 'profile' and the report list them")
     v.set_defaults(fn=_cmd_validate)
 
 
@@ -211,18 +235,27 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--out", required=True)
     c.add_argument("--name", default="model")
     c.add_argument("--board", default="", help="place constants and arena in this board's memory regions")
+    c.add_argument("--profile", action="store_true", help="time every op on the device (src/profile.json lists them)")
     c.set_defaults(fn=_cmd_codegen)
     r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
     r.add_argument("--board", required=True)
     r.add_argument("--elf", required=True)
     r.add_argument("--ir", required=True)
     r.add_argument("--data", required=True)
-    r.add_argument("--model", required=True)
+    r.add_argument("--model", default="", help="the float .pt2 (run here, with torch) unless --float is given")
+    r.add_argument("--float", default="", help="the float model's outputs from tabula float (no torch)")
     r.add_argument("--out", required=True)
     r.add_argument("--runner", default="")
     r.add_argument("--limit", type=int, default=0)
     r.add_argument("--quiet", action="store_true", help="do not print the table")
     r.set_defaults(fn=_cmd_run)
+    f = sub.add_parser("float", help="the float model's outputs on the test data, for tabula run --float")
+    f.add_argument("--model", required=True)
+    f.add_argument("--ir", required=True)
+    f.add_argument("--data", required=True)
+    f.add_argument("--out", required=True)
+    f.add_argument("--limit", type=int, default=0)
+    f.set_defaults(fn=_cmd_float)
     pl = sub.add_parser("plots", help="one PNG per TABLE op: f, the dequantized table, the error in LSB")
     pl.add_argument("--ir", required=True)
     pl.add_argument("--out", required=True)
@@ -238,7 +271,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    _quiet_torch()
     from .errors import TabulaError
 
     debug = bool(os.environ.get("TABULA_DEBUG"))

@@ -156,9 +156,12 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     return program
 
 
-def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None):
+def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False):
     """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` and ``arena.json`` (the arena plan
     and, with a ``board``, where its ``[memory]`` regions hold constants and arena) in ``src_dir``.
+    ``profile``: the firmware times every op (:func:`tabula.codegen.generate`) and ``profile.json`` lists
+    the ops (index, op, kernel, shape, macs, source) for the run stage's ``results.json`` ``profile``;
+    without it a ``profile.json`` left from an earlier build is removed.
 
     Raises:
         StageError: inputs/outputs too big for a protocol frame, or the model does not fit the
@@ -174,7 +177,7 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
     g = program.graph
     in_total = sum(g.tensors[n].nbytes for n in g.inputs)
     out_total = sum(g.tensors[n].nbytes for n in g.outputs)
-    if in_total > MAX_PAYLOAD or out_total + 8 > MAX_PAYLOAD:
+    if in_total > MAX_PAYLOAD or out_total + 8 + (4 + 4 * len(g.ops) if profile else 0) > MAX_PAYLOAD:
         raise StageError(
             f"the model's inputs ({in_total} bytes) or outputs ({out_total} bytes) do not fit one protocol frame "
             f"({MAX_PAYLOAD} bytes of payload, outputs 8 fewer); use smaller inputs/outputs or split the model"
@@ -185,7 +188,12 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
             memory = load_board(board).memory
         except ValueError as e:
             raise StageError(str(e)) from e
-    res = generate(g, src_dir, model_name, memory)
+    res = generate(g, src_dir, model_name, memory, profile=profile)
+    prof = Path(src_dir) / "profile.json"
+    if profile:
+        prof.write_text(json.dumps({"ops": res.ops}, indent=1) + "\n")
+    else:
+        prof.unlink(missing_ok=True)
     info = {"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
             "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
     if memory is not None:
@@ -248,7 +256,7 @@ def memory_report(elf_path, board) -> list | None:
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
                    runner: str | None = None, limit: int | None = None,
-                   port: str | None = None, timeout_s: float | None = None) -> dict:
+                   port: str | None = None, timeout_s: float | None = None, float_path=None) -> dict:
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
@@ -257,7 +265,9 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     ``sqnr_db_vs_float`` the lowest, and the accuracies are those of the first output.
 
     The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
-    ``port`` is the serial port of a real board. When the session fails (timeout, reset, closed
+    ``port`` is the serial port of a real board. ``float_path``: the float model's outputs from
+    :func:`float_stage` (then torch is not imported and ``model_path`` only names the model in
+    messages); None: run ``model_path`` here. When the session fails (timeout, reset, closed
     link, bad status) the outputs received so far are still checked and written to
     ``results.json`` with an ``error`` entry, and the SessionError is raised again.  Figures that
     would be silently meaningless get a ``warnings`` entry (:func:`data_warnings`), printed in the report.
@@ -269,8 +279,6 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         IRError: a damaged ``ir.json`` / ``ir.npz``.
         SessionError: the run failed (after ``results.json`` is written).
     """
-    import torch
-
     import tabula
     from tabula.boards import load_board
     from tabula.deploy import SessionError, run_on_board
@@ -292,7 +300,10 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if y is not None and len(y) and int(y.max()) >= n_classes:
         raise StageError(f"test data {data_path}: label {int(y.max())} is not a class of the model's "
                          f"{n_classes} outputs; labels are class indices 0..{n_classes - 1}")
-    ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
+    if float_path is not None:  # the float model's outputs, computed earlier (tabula float): no torch here
+        float_out = read_float_outputs(float_path, x, len(program.graph.outputs))
+    else:
+        ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
 
     # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
     int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
@@ -318,17 +329,8 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
             mismatches[k] += int((d != r).sum())
     n_dev = len(dev_outputs)
 
-    fmod = ep.module(check_guards=False)
-    try:
-        with torch.no_grad():  # every output of the float model, in the order the program has them
-            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
-    except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
-        raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
-                         f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
-    if any(len(f) != n_out for f in float_runs):
-        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
-                         "re-export the model and quantize it again")
-    float_out = [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+    if float_path is None:
+        float_out = run_float(ep, model_path, x, n_out)
     ref_deq = [program.dequantize_outputs(r) for r in ref_outputs]
     ref_float = [np.concatenate([r[k] for r in ref_deq]) for k in range(n_out)]
     for k in range(n_out):
@@ -372,6 +374,10 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "link": session.link_stats(),
         "wall_seconds": round(wall_s, 2),
     }
+    prof = profile_report(elf_path, session.op_ticks, float(ticks.mean()) if len(ticks) else None,
+                          instructions, tick_hz)
+    if prof is not None:
+        results["profile"] = prof
     if n_out > 1:  # every output its own figures; a single-output report keeps its form
         results["outputs"] = [
             {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
@@ -387,6 +393,113 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if error is not None:
         raise error
     return results
+
+
+def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, instructions: float | None,
+                   tick_hz: int) -> list[dict] | None:
+    """``results.json`` ``profile`` of a profiling firmware (``profile=1``; None otherwise): per op of
+    ``<elf dir>/src/profile.json`` (codegen's op list), ``{op, kernel, shape, macs, ticks,
+    instructions, instr_per_mac, share}`` with ``ticks`` the mean over the samples of the device's
+    per-op ticks (``op_ticks``: per sample, per op), ``instructions`` the ticks converted as the
+    inference's are (None where the runner does not count instructions, e.g. the host: ticks are ns
+    there), ``instr_per_mac`` for ops with MACs, ``share`` of the inference's ticks.
+
+    Raises:
+        StageError: the device sent another number of ops than ``profile.json`` lists (the ELF and the
+            sources are from different builds)."""
+    p = Path(elf_path).parent / "src" / "profile.json"
+    if not op_ticks or not p.is_file():
+        return None
+    ops = json.loads(p.read_text())["ops"]
+    per_op = np.asarray(op_ticks, dtype=np.float64)
+    if per_op.ndim != 2 or per_op.shape[1] != len(ops):
+        raise StageError(f"the firmware timed {per_op.shape[-1]} ops but {p} lists {len(ops)}: the ELF and its sources "
+                         "are from different builds; rebuild (scons profile=1)")
+    mean = per_op.mean(axis=0)
+    to_instr = None if not instructions or not ticks_per_inference else instructions / ticks_per_inference
+    out = []
+    for o, t in zip(ops, mean):
+        n = None if to_instr is None else round(float(t) * to_instr)
+        out.append({"op": o["op"], "kernel": o["kernel"], "shape": o["shape"], "macs": o["macs"],
+                    "ticks": round(float(t), 1), "instructions": n,
+                    "instr_per_mac": None if n is None or not o["macs"] else round(n / o["macs"], 3),
+                    "share": round(float(t) / ticks_per_inference, 4) if ticks_per_inference else None,
+                    "source": o.get("source", "")})
+    return out
+
+
+def run_float(ep, model_path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
+    """Every output of the float model (a loaded ``.pt2``, ``ep``) on each sample of ``x`` (batch 1, as
+    the device runs), in the program's output order: ``n_out`` float arrays ``[n, ...]``.
+
+    Raises:
+        StageError: the model does not run on ``x`` or returns another number of tensors than ``n_out``."""
+    import torch
+
+    fmod = ep.module(check_guards=False)
+    try:
+        with torch.no_grad():  # every output of the float model, in the order the program has them
+            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
+    except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
+        raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
+    if any(len(f) != n_out for f in float_runs):
+        raise StageError(f"the float model returns {len(float_runs[0])} tensors, the program {n_out} outputs; "
+                         "re-export the model and quantize it again")
+    return [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
+
+
+def _digest(x: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(x).tobytes() + str(x.shape).encode()).hexdigest()
+
+
+def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = None) -> Path:
+    """The float model's outputs on the test data, once, into ``out_path`` (``.npz``: ``out_<k>`` per
+    program output, float ``[n, ...]``, and ``data_sha256`` of the samples they belong to), so the run
+    stage compares with float without importing torch (``tabula float``; SCons runs it beside the
+    firmware build).  ``limit``: the first ``limit`` samples only.
+
+    Raises:
+        StageError: unreadable test data or model, or a float model that does not run on the data or
+            has another number of outputs than the program (``ir_dir``)."""
+    import tabula
+
+    program = tabula.load(ir_dir)
+    x, _ = _load_npz_x(data_path, "test data")
+    if limit:
+        x = x[:limit]
+    outs = run_float(load_exported(model_path), model_path, x, len(program.graph.outputs))
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("wb") as f:
+        np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
+    return out
+
+
+def read_float_outputs(path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
+    """The float outputs :func:`float_stage` wrote, for the samples ``x``.
+
+    Raises:
+        StageError: the file is missing or unreadable, was made for other samples (``limit`` or data
+            changed) or holds another number of outputs: make it again with ``tabula float``."""
+    p = Path(path)
+    fix = f"make it again: tabula float --model M.pt2 --ir IR_DIR --data DATA.npz --out {p}"
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            digest = str(z["data_sha256"])
+            outs = [np.asarray(z[f"out_{k}"]) for k in range(n_out)]
+            extra = f"out_{n_out}" in z.files
+    except FileNotFoundError:
+        raise StageError(f"float outputs {p} not found; {fix}") from None
+    except (OSError, KeyError, ValueError) as e:
+        raise StageError(f"float outputs {p} are not readable or lack an output ({type(e).__name__}: {e}); {fix}") from None
+    if extra:
+        raise StageError(f"float outputs {p} hold more outputs than the program's {n_out}; {fix}")
+    if digest != _digest(x):
+        raise StageError(f"float outputs {p} belong to other test samples (data or limit changed); {fix}")
+    return outs
 
 
 def data_warnings(program, int_inputs: list[list[np.ndarray]], sqnr: float | None, model_path,

@@ -180,3 +180,91 @@ def test_device_harness_reports_status_and_instructions(device_lib, target):
     assert small.tolist() == [[64] * 4] and big.tolist() == [[64] * 64]
     assert 0 < runs[0].instructions < runs[1].instructions
     np.testing.assert_array_equal(y16, qmath.table16_apply(t16, codes))
+
+
+# --- the input zero point folded into the bias (codegen's fold_input_zp) -------------------------------
+# tabula_conv2d_s8_folded and tabula_fully_connected_s8 with the folded bias and input_zp 0, as codegen
+# calls them: the Helium GEMM (1x1 rows, FC batch; the assembly loop for rows of a multiple of 16 bytes,
+# the C loop otherwise), the patch and tap-tiling paths, channel tails of 1-3 after blocks of 4; the
+# requant blocks' "ties" kind (every shift >= 33: the vector epilogue, VMULH + VRSHL) puts exact ties,
+# multiplier 0 / 1 / 2^31 - 1 and shift 62 through it; "edges" (shifts < 33) the scalar one.
+FOLDED_CONV_CASES = [c[:-1] + ("ties",) for c in CONV_CASES if c[11] == 0] + [
+    *[(1, 3, 2, ci, 16 + ci % 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties") for ci in (1, 15, 16, 17, 48, 80)],
+    (1, 4, 4, 64, 67, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0, "random"),          # 2 tiles of 64 channels
+    (1, 5, 5, 7, 4, 1, 1, (1, 0, 0, 1), (2, 1), (1, 1), 127, 0, "edges"),           # 1x1 with padding, stride
+]
+FOLDED_FC_CASES = [c[:-1] + ("ties",) for c in FC_CASES if c[4] == 0] + [(4, 64, 130, -7, 0, "edges")]
+
+
+def _ties_block(rng, cout: int, acc: np.ndarray) -> np.ndarray:
+    """Shifts 33..62 only (the vector epilogue): m = 2^30 with s = 30 + k puts the outputs around the
+    int8 range and makes one accumulator in 2^k an exact tie (k from the accumulators' size, >= 3);
+    every 5th channel an extreme (m 0, 1, 2^31 - 1 with s 33, 2^31 - 1 with s 62)."""
+    k = max(3, int(np.log2(np.abs(acc).max() + 1)) - 7)
+    m, s = np.full(cout, 2**30), 30 + k + np.arange(cout) % 2
+    for o in range(0, cout, 5):
+        m[o], s[o] = [(0, 33), (1, 33), (2**31 - 1, 33), (2**31 - 1, 62)][(o // 5) % 4]
+    zp = int(rng.choice([-128, 127, 5]))
+    return np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+
+
+def _run_folded(dev, rng, cases, make, call, ref):
+    from tabula.codegen.fuse import folded_bias
+
+    want, got = [], []
+    with dev.batch() as runs:
+        for case in cases:
+            (x, wt, b), a = make(rng, case[:-1] + ("random",))
+            acc = ref((x, wt, b), a)
+            block = _ties_block(rng, acc.shape[-1], acc) if case[-1] == "ties" else _requant_block(
+                rng, acc.shape[-1], acc, edges=case[-1] == "edges")
+            bf = folded_bias(wt, b, a["input_zp"])
+            want += [acc, _requantized(acc, block)]
+            got += [call(dev, x, wt, bf, a, None), call(dev, x, wt, bf, a, block)]
+    assert all(r.status == 0 for r in runs)
+    ties = 0
+    for k, (g, w) in enumerate(zip(got, want)):
+        bad = np.argwhere(g != w)
+        if k % 2 and cases[k // 2][-1] == "ties":
+            ties += int(((w > -128) & (w < 127)).sum())
+        assert g.dtype == w.dtype and not len(bad), (cases[k // 2], k % 2, len(bad), bad[:1].tolist())
+    assert ties > 100  # the vector epilogue's outputs are not all saturated
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conv2d_s8_folded_on_device(device_lib, rng, target):
+    def call(dev, x, wt, bf, a, requant):
+        return dev.conv2d_folded(x, wt, bf, pad=a["pad"], stride=a["stride"], dilation=a["dilation"],
+                                 pad_value=a["input_zp"], requant=requant)
+
+    _run_folded(device_lib(target), rng, FOLDED_CONV_CASES, _conv_make, call, lambda arr, a: conv2d.run(list(arr), a))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fully_connected_s8_folded_on_device(device_lib, rng, target):
+    def call(dev, x, wt, bf, a, requant):
+        return dev.fully_connected(x, wt, bf, input_zp=0, weight_zp=0, requant=requant)
+
+    _run_folded(device_lib(target), rng, FOLDED_FC_CASES, _fc_make, call,
+                lambda arr, a: fully_connected.run(list(arr), a))
+
+
+@pytest.mark.parametrize("target", ["m55"])
+def test_vector_requant_ties_and_extremes_on_device(device_lib, target):
+    """The vector epilogue on crafted accumulators (x = 0, so acc = bias): exact ties of both signs at
+    shifts 33..36 and 62 (half toward +infinity: -2.5 -> -2), int32's ends with multiplier 2^31 - 1,
+    multiplier 0 and 1 -- equal to TOSA apply_scale_32 (reference RESCALE) lane by lane."""
+    acc = []
+    for k in (3, 4, 5, 6):
+        acc += [(2 * j + 1) << (k - 1) for j in range(-6, 6)]        # ties: (2j + 1) / 2 after the shift
+    acc += [2**31 - 1, -(2**31), 2**31 - 2, -(2**31) + 1, 0, 1, -1, (1 << 30) + 12345, -(3 << 29)]
+    acc = np.array(acc + [0] * (-len(acc) % 4 + 3), np.int64)         # a tail of 3 channels too
+    cout = acc.size
+    m = np.full(cout, 2**30)
+    s = np.concatenate([np.repeat([33, 34, 35, 36], 12), [33] * (cout - 48)])
+    m[48:52], s[48:52] = 2**31 - 1, [33, 33, 62, 62]
+    m[52], m[53] = 0, 1
+    block = np.array([-5, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    x, w = np.zeros((1, 32), np.int8), np.ones((cout, 32), np.int8)
+    got = device_lib(target).fully_connected(x, w, acc.astype(np.int32), input_zp=0, weight_zp=0, requant=block)
+    np.testing.assert_array_equal(got, _requantized(acc.astype(np.int32)[None, :], block))

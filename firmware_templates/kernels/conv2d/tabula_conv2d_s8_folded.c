@@ -18,10 +18,11 @@
  *           bytes, no copy) or, padded, from a pad_value broadcast -- any size, no scalar fallback.
  * Requantization: the vector epilogue (tabula_requant4_s8_mve) when every shift is >= 33 (always, for
  * real layers), else tabula_requant32 per output.  -DTABULA_PORTABLE_ONLY=1 forces the portable path.
- * Cost rule (measured on QEMU mps3-an547, -icount): Helium costs ~5 instructions per 64 MACs plus a
- * per-pixel gather of ~6 instructions per tap and a per-block epilogue of ~15; with c == 1 and few
- * output channels (kh*kw*out_c < 64) the gather dominates, yet it stays under the portable path's
- * ~4 instructions per MAC, so Helium is always taken.
+ * Cost rule (measured with tests/device_kernels.py on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
+ * instructions Helium / portable): cin 1 -> cout 1: 135,906 / 115,156 (the per-pixel gather and call
+ * dominate 9 MACs); cin 1 -> 4: 126,000 / 437,875; cin 2 -> 8: 154,250 / 940,375; cin 16 -> 32
+ * (0.32 / ~6.6 per MAC).  So Helium loses only when c == 1 and out_c == 1 (a 1-channel conv, where the
+ * portable loop is taken); everywhere else it wins by 3x or more.
  *
  * DSP (Cortex-M4, M7, M33; tabula_dsp.h), a patch of at most TABULA_DSP_PATCH_MAX values: the CONV2D
  * DSP path of tabula_conv2d_s8 with the patch holding x inside and pad_value in the padding (two
@@ -59,6 +60,15 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     }
     if (len <= TABULA_CONV_PATCH_MAX) {
         int8_t *dst = patch;
+        if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
+            && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
+            const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
+            for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
+                tabula_copy_s8_mve(dst, row, kw * c);
+            }
+            tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
+            return;
+        }
         for (ky = 0; ky < kh; ++ky) {
             for (kx = 0; kx < kw; ++kx) {
                 const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
@@ -102,7 +112,7 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
 #if TABULA_HAVE_MVE
-    {
+    if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];
         const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33;
         if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1

@@ -25,8 +25,9 @@ from ..files import write_atomic
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
-from .fuse import fold_input_zp, fuse_requant, fuse_softmax, fuse_table16
+from .fuse import fuse_all
 from .placement import Placement, place
+from .profile import op_entries
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
 
@@ -58,6 +59,7 @@ class GeneratedModel:
     arena: ArenaPlan
     const_bytes: int
     placement: Placement | None = None
+    ops: list | None = None      # profile: one entry per emitted op (codegen/profile.py), else None
 
 
 def c_ident(name: str) -> str:
@@ -75,11 +77,16 @@ def _write_atomic(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
-def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None) -> GeneratedModel:
+def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None,
+             profile: bool = False) -> GeneratedModel:
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
 
     ``memory``: the board's :class:`tabula.memory.MemoryMap` (``board.memory``); constants and
     arena are placed in its regions (:mod:`.placement`).  None: every array in its default section.
+    ``profile``: read ``tabula_board_ticks()`` around every op into ``tabula_model_op_ticks[]`` (model.h
+    defines ``TABULA_MODEL_N_PROFILED_OPS``; the runtime sends them in OUTPUT) and return the op list
+    (:func:`.profile.op_entries`) in ``GeneratedModel.ops``; False (default) renders the same bytes as
+    before profiling existed.
 
     Raises:
         tabula.ir.IRError: the graph breaks an op contract.
@@ -88,7 +95,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
-    g = fold_input_zp(fuse_requant(fuse_softmax(fuse_table16(g))))  # codegen only: the IR keeps its TOSA ops
+    g = fuse_all(g)  # codegen only: the IR keeps its TOSA ops
     out = Path(out_dir)
     whole = plan_arena(g)
 
@@ -153,7 +160,8 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
                                  and not any(placement.const_section.values()))
 
     common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs),
-                  arena_bytes=arenas[0]["nbytes"], arenas=arenas, placement=None if default else moved)
+                  arena_bytes=arenas[0]["nbytes"], arenas=arenas, placement=None if default else moved,
+                  profile=profile, n_ops=len(ops_ctx))
     model_h = out / "model.h"
     model_c = out / "model.c"
     _write_atomic(model_h, env.get_template("model.h.j2").render(**common))
@@ -164,4 +172,6 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         ),
     )
     merged = {n: placement.location(n)[1] for n in placement.tensor_part}
-    return GeneratedModel(model_c, model_h, ArenaPlan(merged, placement.arena_bytes, whole.lower_bound), const_bytes, placement)
+    entries = op_entries(g, [o["code"] for o in ops_ctx]) if profile else None
+    return GeneratedModel(model_c, model_h, ArenaPlan(merged, placement.arena_bytes, whole.lower_bound), const_bytes, placement,
+                          entries)

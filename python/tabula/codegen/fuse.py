@@ -20,6 +20,13 @@ its epilogue (the kernels' ``requant`` block): no int32 / int48 tensor in the ar
 Input zero point (:func:`fold_input_zp`): an int8 CONV2D / FULLY_CONNECTED with symmetric weights gets
 ``bias - input_zp * sum(w)`` as its bias at build time (CONV2D then calls ``tabula_conv2d_s8_folded``,
 whose padded taps read as the zero point): no weight sums at run time.
+
+``ADD_REQUANT`` (:func:`fuse_add_requant`): an ADD / SUB of two activations as the lowering emits it
+(RESCALE each to int32, ADD / SUB, RESCALE back [, CLAMP]) becomes one ``tabula_add_requant_<t>`` call:
+the residual additions of a ResNet keep no int32 tensor in the arena and pass over the data once.
+
+PAD into a convolution (:func:`fuse_pad`): a zero-point PAD of H and W read only by a CONV2D /
+DEPTHWISE_CONV2D becomes that op's own padding (no padded copy).
 """
 from __future__ import annotations
 
@@ -290,6 +297,14 @@ def fuse_requant(g: Graph) -> Graph:
     return _rebuild(g, replace, drop, removed, added)
 
 
+def folded_bias(w: np.ndarray, b: np.ndarray, input_zp: int) -> np.ndarray | None:
+    """``b[o] - input_zp * sum(w[o])`` (the sum over every weight of output channel ``o``, ``w``'s first
+    axis) as int64, or None when a value falls outside int32."""
+    folded = b.astype(np.int64).reshape(-1) - input_zp * w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
+    lo, hi = dtypes.range_of("int32")
+    return None if folded.min() < lo or folded.max() > hi else folded
+
+
 def fold_input_zp(g: Graph) -> Graph:
     """A copy of ``g`` in which the input zero point of every int8 CONV2D and FULLY_CONNECTED with
     symmetric weights (``weight_zp`` 0) is folded into its bias at build time, so the kernel never
@@ -317,11 +332,8 @@ def fold_input_zp(g: Graph) -> Graph:
         w, b = g.constants.get(op.inputs[1]), g.constants.get(op.inputs[2])
         if w is None or b is None:
             continue
-        zp = int(op.attrs.get("input_zp", 0))
-        wsum = w.astype(np.int64).reshape(w.shape[0], -1).sum(axis=1)
-        folded = b.astype(np.int64).reshape(-1) - zp * wsum
-        lo, hi = dtypes.range_of("int32")
-        if folded.min() < lo or folded.max() > hi:
+        folded = folded_bias(w, b, int(op.attrs.get("input_zp", 0)))
+        if folded is None:
             continue
         name = f"{op.outputs[0]}__bias_folded"
         added[name] = (Tensor(name, (folded.size,), "int32"), folded)
@@ -333,3 +345,136 @@ def fold_input_zp(g: Graph) -> Graph:
     still_read = {n for i, op in enumerate(g.ops) if i not in replace for n in op.inputs}
     removed = {n for n in old_bias if n not in still_read and n not in g.outputs}
     return _rebuild(g, replace, set(), removed, added)
+
+
+FUSED_ADD_REQUANT = "ADD_REQUANT"
+
+
+def fuse_add_requant(g: Graph) -> Graph:
+    """A copy of ``g`` in which every ADD / SUB of two activations as the lowering emits it --
+    ``RESCALE a -> int32``, ``RESCALE b -> int32`` (per-tensor, scale32, output zero point 0; each
+    read only by the ADD / SUB), the ADD / SUB of equal shapes (no broadcast), its only reader a
+    per-tensor ``RESCALE`` back to the inputs' type (int8 or int16; input zero point 0), and
+    optionally that RESCALE's only reader, a CLAMP -- is one ``ADD_REQUANT`` op: inputs
+    ``[a, b, params]``, output the RESCALE's (or CLAMP's) tensor, placed where the ADD / SUB was.
+    ``params`` is a new int32 constant ``{a_zp, a_m, a_s, b_zp, b_m, b_s, subtract, output_zp,
+    out_min, out_max, m, s}`` (``[out_min, out_max]``: the type's range narrowed to the CLAMP's
+    bounds): what ``tabula_add_requant_<t>`` computes from it equals the sequence bit for bit.
+    An intermediate that is a graph output or has another reader keeps the sequence as it is.
+    ``g`` is not modified."""
+    consumers: dict[str, list[int]] = {}
+    producer: dict[str, int] = {}
+    for i, op in enumerate(g.ops):
+        for n in op.inputs:
+            consumers.setdefault(n, []).append(i)
+        for n in op.outputs:
+            producer[n] = i
+
+    def only_reader(name: str, kind: str) -> int | None:
+        cs = consumers.get(name, [])
+        if name in g.outputs or len(cs) != 1 or g.ops[cs[0]].op != kind or g.ops[cs[0]].inputs[0] != name:
+            return None
+        return cs[0]
+
+    def per_tensor(r: Op) -> tuple[int, int] | None:
+        a = r.attrs
+        if len(a["multiplier"]) != 1 or not bool(a.get("scale32", True)):
+            return None
+        return int(a["multiplier"][0]), int(a["shift"][0])
+
+    replace: dict[int, Op] = {}
+    drop: set[int] = set()
+    removed: set[str] = set()
+    added: dict[str, tuple] = {}
+    for i, op in enumerate(g.ops):
+        if op.op not in ("ADD", "SUB") or len(op.inputs) != 2 or op.inputs[0] == op.inputs[1]:
+            continue
+        acc = op.outputs[0]
+        if g.tensors[acc].dtype != "int32" or any(g.tensors[n].shape != g.tensors[acc].shape for n in op.inputs):
+            continue
+        terms = []
+        for n in op.inputs:
+            p = producer.get(n)
+            r = g.ops[p] if p is not None else None
+            if (r is None or r.op != "RESCALE" or n in g.outputs or consumers.get(n) != [i]
+                    or int(r.attrs.get("output_zp", 0)) != 0 or per_tensor(r) is None):
+                break
+            terms.append((p, r))
+        if len(terms) != 2:
+            continue
+        t = g.tensors[terms[0][1].inputs[0]].dtype
+        if t not in ("int8", "int16") or g.tensors[terms[1][1].inputs[0]].dtype != t:
+            continue
+        j = only_reader(acc, "RESCALE")
+        if j is None:
+            continue
+        r = g.ops[j]
+        out = r.outputs[0]
+        if g.tensors[out].dtype != t or int(r.attrs.get("input_zp", 0)) != 0 or per_tensor(r) is None:
+            continue
+        lo, hi = dtypes.range_of(t)
+        group, internal = [terms[0][0], terms[1][0], j], {*op.inputs, acc}
+        k = only_reader(out, "CLAMP")
+        if k is not None:
+            c = g.ops[k]
+            lo, hi = max(lo, int(c.attrs["min"])), min(hi, int(c.attrs["max"]))
+            group.append(k)
+            internal.add(out)
+            out = c.outputs[0]
+        params = []
+        for _, rt in terms:
+            params += [int(rt.attrs.get("input_zp", 0)), *per_tensor(rt)]
+        params += [int(op.op == "SUB"), int(r.attrs.get("output_zp", 0)), lo, hi, *per_tensor(r)]
+        name = f"{out}__add_requant"
+        added[name] = (Tensor(name, (len(params),), "int32"), np.array(params, np.int64))
+        replace[i] = Op(FUSED_ADD_REQUANT, [terms[0][1].inputs[0], terms[1][1].inputs[0], name], [out], {}, op.source)
+        drop.update(group)
+        removed |= internal
+    if not replace:
+        return g
+    return _rebuild(g, replace, drop, removed, added)
+
+
+def fuse_pad(g: Graph) -> Graph:
+    """A copy of ``g`` in which every PAD of the height and width only (NHWC ``pad_before`` /
+    ``pad_after`` ``[0, t, l, 0]`` / ``[0, b, r, 0]``) with the reader's input zero point as its value,
+    read only by a CONV2D or DEPTHWISE_CONV2D as its input, is folded into that op's own ``pad``
+    (``[top + t, bottom + b, left + l, right + r]``): the kernels treat padded taps as the input zero
+    point, exactly what the PAD wrote, so the results are the same bits with no padded copy in the
+    arena and no copying pass (TFLite's SAME padding of a stride-2 conv, exported as ``F.pad``).
+    A PAD whose output is a graph output or has another reader stays.  ``g`` is not modified."""
+    consumers: dict[str, list[int]] = {}
+    for i, op in enumerate(g.ops):
+        for n in op.inputs:
+            consumers.setdefault(n, []).append(i)
+    replace: dict[int, Op] = {}
+    drop: set[int] = set()
+    removed: set[str] = set()
+    for i, op in enumerate(g.ops):
+        if op.op != "PAD":
+            continue
+        out = op.outputs[0]
+        cs = consumers.get(out, [])
+        if out in g.outputs or len(cs) != 1 or cs[0] in replace:
+            continue
+        c = g.ops[cs[0]]
+        pb, pa = [int(v) for v in op.attrs["pad_before"]], [int(v) for v in op.attrs["pad_after"]]
+        if (c.op not in ("CONV2D", "DEPTHWISE_CONV2D") or c.inputs[0] != out or len(pb) != 4
+                or pb[0] or pb[3] or pa[0] or pa[3] or int(op.attrs["pad_value"]) != int(c.attrs.get("input_zp", 0))):
+            continue
+        pt, pbot, pl, pr = (int(v) for v in c.attrs["pad"])
+        pad = [pt + pb[1], pbot + pa[1], pl + pb[2], pr + pa[2]]
+        replace[cs[0]] = Op(c.op, [op.inputs[0], *c.inputs[1:]], list(c.outputs), {**c.attrs, "pad": pad}, c.source)
+        drop.add(i)
+        removed.add(out)
+    if not replace:
+        return g
+    return _rebuild(g, replace, drop, removed, {})
+
+
+def fuse_all(g: Graph) -> Graph:
+    """Every codegen fusion, in the order :func:`tabula.codegen.generate` applies them: the int16
+    table sequences, softmax, PAD into convolutions, requantization into the accumulator kernels,
+    ADD / SUB with their RESCALEs, then the input zero points folded into the biases.  ``g`` is not
+    modified."""
+    return fold_input_zp(fuse_add_requant(fuse_requant(fuse_pad(fuse_softmax(fuse_table16(g))))))

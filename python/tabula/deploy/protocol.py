@@ -204,6 +204,11 @@ class Hello:
     output_sizes: tuple[int, ...]
     tick_hz: int
     board_name: str
+    flags: int = 0  # bit 0 (HELLO_PROFILE): every OUTPUT carries per-op ticks after the outputs
+
+    @property
+    def profile(self) -> bool:
+        return bool(self.flags & HELLO_PROFILE)
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,7 @@ class Output:
     ticks: int
     status: int
     outputs: list[bytes]
+    op_ticks: tuple[int, ...] | None = None  # profiling firmware: ticks of each op of that run
 
 
 @dataclass(frozen=True)
@@ -227,16 +233,20 @@ def _need(payload: bytes, size: int, what: str, exact: bool = True) -> None:
         raise ProtocolError(f"{what} payload must be {rel} {size} bytes, got {len(payload)}")
 
 
+#: HELLO flags bit 0: the firmware profiles (codegen ``profile``): OUTPUT ends with u32 n_ops and n_ops u32 ticks.
+HELLO_PROFILE = 0x01
+
+
 def encode_hello(input_sizes: Sequence[int], output_sizes: Sequence[int], tick_hz: int,
-                 board_name: str, version: int = PROTOCOL_VERSION) -> bytes:
-    head = struct.pack("<BBBB", version, len(input_sizes), len(output_sizes), 0)
+                 board_name: str, version: int = PROTOCOL_VERSION, flags: int = 0) -> bytes:
+    head = struct.pack("<BBBB", version, len(input_sizes), len(output_sizes), flags)
     sizes = struct.pack(f"<{len(input_sizes) + len(output_sizes)}I", *input_sizes, *output_sizes)
     return head + sizes + struct.pack("<I", tick_hz) + board_name.encode("ascii")
 
 
 def parse_hello(payload: bytes) -> Hello:
     _need(payload, 4, "HELLO", exact=False)
-    version, n_in, n_out, _reserved = struct.unpack_from("<BBBB", payload)
+    version, n_in, n_out, flags = struct.unpack_from("<BBBB", payload)
     if version not in SUPPORTED_VERSIONS:
         raise ProtocolError(f"device speaks protocol version {version}, host speaks "
                             f"{', '.join(map(str, SUPPORTED_VERSIONS))}: rebuild the firmware "
@@ -246,7 +256,7 @@ def parse_hello(payload: bytes) -> Hello:
     sizes = struct.unpack_from(f"<{n_in + n_out}I", payload, 4)
     (tick_hz,) = struct.unpack_from("<I", payload, fixed - 4)
     name = payload[fixed:].decode("ascii", errors="backslashreplace")
-    return Hello(version, tuple(sizes[:n_in]), tuple(sizes[n_in:]), tick_hz, name)
+    return Hello(version, tuple(sizes[:n_in]), tuple(sizes[n_in:]), tick_hz, name, flags)
 
 
 def encode_input(tensors: Sequence[bytes], sizes: Sequence[int] | None = None) -> bytes:
@@ -263,18 +273,29 @@ def encode_input(tensors: Sequence[bytes], sizes: Sequence[int] | None = None) -
     return payload
 
 
-def encode_output(ticks: int, status: int, outputs: Sequence[bytes]) -> bytes:
-    return struct.pack("<Ii", ticks, status) + b"".join(outputs)
+def encode_output(ticks: int, status: int, outputs: Sequence[bytes], op_ticks: Sequence[int] | None = None) -> bytes:
+    """OUTPUT payload; ``op_ticks`` (a profiling firmware's) appends u32 n_ops and the n_ops ticks."""
+    tail = b"" if op_ticks is None else struct.pack(f"<I{len(op_ticks)}I", len(op_ticks), *op_ticks)
+    return struct.pack("<Ii", ticks, status) + b"".join(outputs) + tail
 
 
-def parse_output(payload: bytes, output_sizes: Sequence[int]) -> Output:
-    _need(payload, 8 + sum(output_sizes), f"OUTPUT (outputs of {list(output_sizes)} bytes)")
+def parse_output(payload: bytes, output_sizes: Sequence[int], profile: bool = False) -> Output:
+    """An OUTPUT payload of a model with outputs of ``output_sizes`` bytes; ``profile`` (the HELLO
+    flag): then u32 n_ops and n_ops u32 per-op ticks follow.  Raises ProtocolError on any other size."""
+    fixed = 8 + sum(output_sizes)
+    if not profile:
+        _need(payload, fixed, f"OUTPUT (outputs of {list(output_sizes)} bytes)")
+    else:
+        _need(payload, fixed + 4, f"profiled OUTPUT (outputs of {list(output_sizes)} bytes, n_ops)", exact=False)
+        (n_ops,) = struct.unpack_from("<I", payload, fixed)
+        _need(payload, fixed + 4 + 4 * n_ops, f"profiled OUTPUT (outputs of {list(output_sizes)} bytes, {n_ops} ops)")
     ticks, status = struct.unpack_from("<Ii", payload)
     outputs, at = [], 8
     for size in output_sizes:
         outputs.append(bytes(payload[at : at + size]))
         at += size
-    return Output(ticks, status, outputs)
+    op_ticks = tuple(struct.unpack_from(f"<{n_ops}I", payload, fixed + 4)) if profile else None
+    return Output(ticks, status, outputs, op_ticks)
 
 
 def encode_status(exit_code: int, n_inferences: int, n_rejected: int | None = None,

@@ -84,6 +84,7 @@ class SessionResult:
     hello: Hello | None = None
     outputs: list[list[bytes]] = field(default_factory=list)  # per sample, split by output sizes
     ticks: list[int] = field(default_factory=list)  # per sample, ticks in tabula_model_run
+    op_ticks: list[tuple[int, ...]] = field(default_factory=list)  # per sample, per op (profiling firmware only)
     model_status: list[int] = field(default_factory=list)  # per sample, tabula_model_run's status
     exit_code: int | None = None  # from STATUS; None until it arrives
     n_inferences: int | None = None  # from STATUS
@@ -454,11 +455,13 @@ def run_session(link: Link, inputs: list[bytes], *, timeout_s: float,
             frame = s.ask(stage, request, lambda f, seq=seq: f.type == MsgType.OUTPUT and f.seq == seq,
                           again, seq=seq, fatal_nacks=(NackReason.LENGTH_MISMATCH,))
             try:
-                out = parse_output(frame.payload, hello.output_sizes)
+                out = parse_output(frame.payload, hello.output_sizes, hello.profile)
             except ProtocolError as e:
                 raise s.fail(DeviceError, f"bad {stage}: {e}") from e
             result.outputs.append(out.outputs)
             result.ticks.append(out.ticks)
+            if out.op_ticks is not None:
+                result.op_ticks.append(out.op_ticks)
             result.model_status.append(out.status)
 
         seq = len(inputs) & 0xFFFF

@@ -81,6 +81,7 @@ def print_table(results: dict) -> None:
             print(f"  {'link_faults_injected':<{width}}  {injected_summary(link['injected'])}")
     for w in results.get("warnings") or []:
         print(f"  warning: {w}")
+    print_profile(results.get("profile"))
     for t in results.get("tables") or []:
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
@@ -105,3 +106,22 @@ def injected_summary(injected: dict) -> str:
     kinds = ", ".join(f"{injected.get(k, 0)} {k}" for k in ("flip", "drop", "dup", "delay"))
     return (f"{injected.get('spec', '?')}: {injected.get('frames_damaged', 0)} of "
             f"{injected.get('frames', 0)} frames damaged ({kinds} over {injected.get('bytes', 0)} bytes)")
+
+
+def print_profile(profile: list | None) -> None:
+    """The per-op lines of a profiling run (``results.json`` ``profile``): index, op, kernel, output
+    shape, MACs, instructions (ticks where the runner does not count instructions), instructions per
+    MAC and share of the inference, most expensive first marked by its share."""
+    if not profile:
+        return
+    instr = any(p.get("instructions") is not None for p in profile)
+    print(f"  profile ({'instructions' if instr else 'ticks'} per op, mean over the samples)")
+    print(f"    {'#':>3} {'op':<17} {'kernel':<27} {'shape':<18} {'MACs':>10} "
+          f"{'instructions' if instr else 'ticks':>12} {'instr/MAC':>9} {'share':>6}")
+    for i, p in enumerate(profile):
+        n = p.get("instructions") if instr else p.get("ticks")
+        ipm = p.get("instr_per_mac")
+        share = p.get("share")
+        print(f"    {i:>3} {p.get('op', '?'):<17} {p.get('kernel') or '-':<27} {str(p.get('shape')):<18} "
+              f"{p.get('macs') or 0:>10,} {'-' if n is None else f'{round(n):,}':>12} {'-' if ipm is None else f'{ipm:.3f}':>9} "
+              f"{'-' if share is None else f'{share:.1%}':>6}")

@@ -1,0 +1,57 @@
+/*
+ * One body for the fused ADD / SUB of two activations with their requantization (codegen's
+ * ADD_REQUANT; contract: manifest.toml, add_requant; Python twin: the IR sequence it replaces, run by
+ * tabula.reference -- RESCALE a, RESCALE b, ADD or SUB, RESCALE [, CLAMP]).
+ * The variant file elementwise/tabula_add_requant_<t>.c defines, then includes this file:
+ *     TABULA_FN  the kernel's name
+ *     TABULA_T   int8_t or int16_t (the type of a, b and the output)
+ *
+ * Per element, exactly the sequence's arithmetic (TOSA 1.0 RESCALE, single rounding, half toward
+ * +infinity; ADD/SUB int32):
+ *     ta = sat32(apply_scale_32(a - a_zp, a_m, a_s));  tb likewise
+ *     t  = ta + tb  (ta - tb when subtract), modulo 2^32 (the lowering proves |t| <= 2^28)
+ *     out = clamp(apply_scale_32(t, m, s) + output_zp, out_min, out_max)
+ * The int32 terms never reach memory: no int32 tensor in the arena, one pass over the elements.
+ */
+#if !defined(TABULA_FN) || !defined(TABULA_T)
+#error "define TABULA_FN and TABULA_T before including tabula_add_requant_impl.h"
+#endif
+
+#include "tabula_internal.h"
+
+/* sat32(apply_scale_32(x, m, s)) of an input term: |x| < 2^16 and m < 2^31, so x * m fits 47 bits. */
+static inline int32_t tabula_add_requant_term(int32_t x, int32_t m, int32_t s)
+{
+    const int64_t v = tabula_asr64((int64_t)x * m + ((int64_t)1 << (s - 1)), s);
+    return (int32_t)tabula_clamp64(v, INT32_MIN, INT32_MAX);
+}
+
+tabula_status TABULA_FN(const TABULA_T *a, const TABULA_T *b, int32_t count, const int32_t *params, TABULA_T *output)
+{
+    int32_t i, k;
+    int32_t a_zp, a_m, a_s, b_zp, b_m, b_s, sub, zp, lo, hi, m, s;
+    if (count < 0 || params == 0) {
+        return TABULA_ERR_ARG;
+    }
+    a_zp = params[0]; a_m = params[1]; a_s = params[2];
+    b_zp = params[3]; b_m = params[4]; b_s = params[5];
+    sub = params[6]; zp = params[7]; lo = params[8]; hi = params[9]; m = params[10]; s = params[11];
+    if (a_zp < TABULA_ZP_MIN(TABULA_T) || a_zp > TABULA_ZP_MAX(TABULA_T) || b_zp < TABULA_ZP_MIN(TABULA_T)
+        || b_zp > TABULA_ZP_MAX(TABULA_T) || zp < TABULA_ZP_MIN(TABULA_T) || zp > TABULA_ZP_MAX(TABULA_T)
+        || (sub != 0 && sub != 1) || lo < TABULA_MIN(TABULA_T) || hi > TABULA_MAX(TABULA_T) || lo > hi) {
+        return TABULA_ERR_ARG;
+    }
+    for (k = 0; k < 3; ++k) { /* the (multiplier, shift) pairs of a, b and the output */
+        static const int32_t at[3] = {1, 4, 10};
+        if (params[at[k]] < 0 || params[at[k] + 1] < 2 || params[at[k] + 1] > 62) {
+            return TABULA_ERR_ARG;
+        }
+    }
+    for (i = 0; i < count; ++i) {
+        const int32_t ta = tabula_add_requant_term((int32_t)a[i] - a_zp, a_m, a_s);
+        const int32_t tb = tabula_add_requant_term((int32_t)b[i] - b_zp, b_m, b_s);
+        const int32_t t = tabula_u32_to_s32(sub ? (uint32_t)ta - (uint32_t)tb : (uint32_t)ta + (uint32_t)tb);
+        output[i] = (TABULA_T)tabula_requant32(t, m, s, zp, lo, hi);
+    }
+    return TABULA_OK;
+}
