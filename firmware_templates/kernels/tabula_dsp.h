@@ -151,8 +151,8 @@ static inline void tabula_dsp_widen(const int8_t *src, int32_t groups, int32_t k
  * the patch: x - zp at a real tap, fill - zp at a padded one (tabula_conv2d_s8: zp = fill = input_zp,
  * so 0; tabula_conv2d_s8_folded: zp 0, fill = pad_value).  Cin % 4 == 0: each real tap is widened
  * straight from the input, a padded one is fill - zp in every lane; otherwise the K int8 values are
- * first copied in order into stage (padded taps: fill) and widened from there, the K % 4 values at the
- * end one per word. */
+ * first copied in order into stage (padded taps: fill; a kernel row inside the input with dilation_x 1
+ * in one copy of kw * c bytes) and widened from there, the K % 4 values at the end one per word. */
 static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t *input, int32_t zp, int32_t fill,
                                           int32_t b, int32_t iy0, int32_t ix0, int8_t *stage, int32_t *patch,
                                           int32_t half)
@@ -182,12 +182,24 @@ static inline void tabula_dsp_conv_gather(const tabula_window *win, const int8_t
         const int32_t len = kh * kw * c, groups = len >> 2;
         int8_t *s = stage;
         int32_t j;
+        const int32_t row_inside = win->dilation_x == 1 && ix0 >= 0 && ix0 + kw <= win->w;
         for (ky = 0; ky < kh; ++ky) {
             const int32_t iy = iy0 + ky * win->dilation_y;
+            if (row_inside && iy >= 0 && iy < win->h) { /* the kernel row's kw taps: kw * c contiguous bytes */
+                memcpy(s, input + ((b * win->h + iy) * win->w + ix0) * c, (size_t)(kw * c));
+                s += kw * c;
+                continue;
+            }
             for (kx = 0; kx < kw; ++kx, s += c) {
                 const int32_t ix = ix0 + kx * win->dilation_x;
                 if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
-                    memset(s, (int)fill, (size_t)c);
+                    if (c == 1) {
+                        s[0] = (int8_t)fill;
+                    } else {
+                        memset(s, (int)fill, (size_t)c);
+                    }
+                } else if (c == 1) {
+                    s[0] = input[(b * win->h + iy) * win->w + ix];
                 } else {
                     memcpy(s, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c);
                 }
