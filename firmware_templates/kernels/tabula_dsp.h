@@ -1,7 +1,7 @@
 /*
  * DSP-extension paths (Cortex-M4, M7, M33: SXTB16 / SXTAB16 widen the even and odd bytes of a word
  * into two 16-bit lanes, SMLAD adds both lanes' products to an accumulator, SMLABB / SMLATT one lane's)
- * of the int8 accumulator kernels: CONV2D, FULLY_CONNECTED here, DEPTHWISE_CONV2D in its typed body
+ * of the accumulator kernels: CONV2D, FULLY_CONNECTED here, DEPTHWISE_CONV2D in its typed body
  * (depthwise_conv2d/tabula_depthwise_conv2d_impl.h, beside its Helium path).  Private to the kernel
  * sources (static inline; compiled only where tabula_internal.h sets TABULA_HAVE_DSP: __ARM_FEATURE_DSP,
  * no MVE, not TABULA_PORTABLE_ONLY).  Each kernel function keeps its portable path and calls its DSP
@@ -11,7 +11,11 @@
  * hold x - input_zp and w - weight_zp exactly (|.| <= 255, int16); each product is exact, and SMLAD /
  * SMLABB / SMLATT keep the low 32 bits of the sum (they only set the sticky Q flag on overflow): the
  * accumulator is the portable path's, modulo 2^32.  Padded taps hold x - zp = 0 (CONV2D's patch) or
- * are skipped (DEPTHWISE), so they contribute nothing, as on the portable path.  Any weight_zp works.
+ * are skipped (DEPTHWISE), so they contribute nothing, as on the portable path.  Any input_zp;
+ * CONV2D and DEPTHWISE take weight_zp == 0 (symmetric weights, what tabula's quantizer emits; the
+ * kernels keep the portable path otherwise), FULLY_CONNECTED any weight_zp.  int16 activations
+ * (a16w8) accumulate with SMLALD into 64 bits (the int16 section below) or, DEPTHWISE, in exact 32-bit
+ * tap sums added to the 64-bit bias.
  *
  * A word of four int8 b0..b3 (lowest address first) widens to the lanes [b0, b2] (SXTAB16) and
  * [b1, b3] (SXTAB16 ROR #8); SMLAD of two such words sums b0 c0 + b2 c2, of the other two b1 c1 +
@@ -54,17 +58,6 @@ static inline int32_t tabula_dsp_k2(int32_t zp)
 {
     const uint32_t k = (uint32_t)(-zp) & 0xFFFFu;
     return (int32_t)(k | (k << 16));
-}
-
-/* The accumulator acc of output channel o at element idx: requantized (requant != NULL) or as is. */
-static inline void tabula_dsp_put(const int32_t *requant, int32_t zp, int32_t lo, int32_t hi, int32_t acc,
-                                  int32_t o, void *output, int32_t idx)
-{
-    if (requant) {
-        ((int8_t *)output)[idx] = (int8_t)tabula_requant32(acc, requant[3 + 2 * o], requant[4 + 2 * o], zp, lo, hi);
-    } else {
-        ((int32_t *)output)[idx] = acc;
-    }
 }
 
 /* 1 when every shift of the requant block (out_c channels) is >= 33, the usual case: then each output
