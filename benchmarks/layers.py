@@ -1,10 +1,10 @@
 """Instructions per MAC (or per element) of each layer kind, on three emulated cores, next to CMSIS-NN.
 
-Each layer is one kernel call (or, for ADD, the IR's sequence of calls) exactly as codegen emits it:
+Each layer is one kernel call exactly as codegen emits it:
 CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out; CONV2D
 and FULLY_CONNECTED with the input zero point folded into the bias, codegen's ``fold_input_zp``),
-AVG_POOL2D and MAX_POOL2D int8, ADD int8 (RESCALE int8 -> int32 of each input, ADD int32, RESCALE
-int32 -> int8: lowering/ops/arithmetic.py), TABLE int8 and the fused int16 table op (TABLE16, one
+AVG_POOL2D and MAX_POOL2D int8, ADD int8 (the IR's RESCALE of each input, ADD, RESCALE, fused by codegen
+into one ``tabula_add_requant_s8`` call), TABLE int8 and the fused int16 table op (TABLE16, one
 513-entry table).  They run through tests/device_kernels.py on
 
 * ``m55``: corstone300 (QEMU mps3-an547, Cortex-M55) with the Helium paths,
@@ -103,19 +103,16 @@ def layers(rng):
     out.append(("maxpool", "max pool 2x2/2 16x16x32", "out elem", mwant.size, lambda dev: [(dev.max_pool2d(
         px, kernel=(2, 2), stride=(2, 2), pad=(0, 0, 0, 0)), mwant)]))
 
-    # ADD int8 as lowered: each input RESCALEd to int32 (terms within 2^28), ADD, RESCALE to int8
+    # ADD int8 as codegen calls it: the IR's RESCALE x2, ADD, RESCALE fused (tabula_add_requant_s8)
     ea, eb = _i8(rng, (1, 8, 8, 64)), _i8(rng, (1, 8, 8, 64))
-    up = {"output_zp": 0, "multiplier": [1518500250], "shift": [13], "scale32": True, "output_dtype": "int32"}
-    ra = rescale.run([ea], {**up, "input_zp": -2})
-    rb = rescale.run([eb], {**up, "input_zp": 6})
-    s = add.run([ra, rb], {})
-    down = {"input_zp": 0, "output_zp": 1, "multiplier": [1518500250], "shift": [48], "scale32": True, "output_dtype": "int8"}
-    ey = rescale.run([s], down)
-    out.append(("add", "add int8 8x8x64 (RESCALE x2, ADD, RESCALE)", "elem", ea.size, lambda dev: [
-        (dev.rescale(ea, input_zp=-2, output_zp=0, multiplier=1518500250, shift=13, output_dtype="int32"), ra),
-        (dev.rescale(eb, input_zp=6, output_zp=0, multiplier=1518500250, shift=13, output_dtype="int32"), rb),
-        (dev.add(ra, rb), s),
-        (dev.rescale(s, input_zp=0, output_zp=1, multiplier=1518500250, shift=48, output_dtype="int8"), ey)]))
+    m = 1518500250
+    params = [-2, m, 13, 6, m, 13, 0, 1, -128, 127, m, 48]   # terms within 2^28, as lowering bounds them
+    up = {"output_zp": 0, "multiplier": [m], "shift": [13], "scale32": True, "output_dtype": "int32"}
+    s = add.run([rescale.run([ea], {**up, "input_zp": -2}), rescale.run([eb], {**up, "input_zp": 6})], {})
+    ey = rescale.run([s], {"input_zp": 0, "output_zp": 1, "multiplier": [m], "shift": [48], "scale32": True,
+                           "output_dtype": "int8"})
+    out.append(("add", "add int8 8x8x64 (fused ADD_REQUANT)", "elem", ea.size,
+                lambda dev: [(dev.add_requant(ea, eb, params), ey)]))
 
     tx = _i8(rng, (1, 8, 8, 64))
     t8 = _i8(rng, 256)

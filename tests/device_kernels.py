@@ -221,11 +221,14 @@ class DeviceKernelLib(KernelLib):
         self._programs = 0
         self.last: Run | None = None
         self._built = False
+        self._cflags: list[str] | None = None
 
     # ---- building --------------------------------------------------------------------------------
     def cflags(self) -> list[str]:
         """The compile flags of every object: common + board cflags + defines (as toolchain/arm_gnu.py)
         + include paths (boards/_shared, the runtime, the generated header, the kernels)."""
+        if self._cflags is not None:
+            return list(self._cflags)
         sys.path.insert(0, str(repo_root() / "toolchain"))
         try:
             import arm_gnu  # the SCons tool: its _defines is the one list of defines
@@ -233,8 +236,9 @@ class DeviceKernelLib(KernelLib):
             sys.path.pop(0)
         defines = arm_gnu._defines({"TABULA_PORTABLE": self.portable}, self.board)
         dflags = [f"-D{k}={str(v).replace(chr(92) + chr(34), chr(34))}" for k, v in defines]
-        return [C_STD, *COMMON_CFLAGS, *self.board.cflags, *dflags, "-I", str(shared_dir()), "-I", str(RUNTIME),
-                "-I", str(self.dir / "include"), "-I", str(kernels.kernels_dir())]
+        self._cflags = [C_STD, *COMMON_CFLAGS, *self.board.cflags, *dflags, "-I", str(shared_dir()), "-I", str(RUNTIME),
+                        "-I", str(self.dir / "include"), "-I", str(kernels.kernels_dir())]
+        return list(self._cflags)
 
     def _compile(self, src: Path, obj: Path) -> None:
         r = subprocess.run([GCC, *self.cflags(), "-c", str(src), "-o", str(obj)], capture_output=True, text=True)

@@ -124,5 +124,5 @@ def test_mlperf_on_corstone300_int8_is_bit_exact(name, build_dir):
     r = _run(name, "corstone300", build_dir, f"limit={QEMU_SAMPLES}")
     assert r["runner"] == "qemu" and r["n_outputs_received"] == QEMU_SAMPLES
     assert r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
-    assert r["instructions_per_inference"] > 100_000
+    assert r["instructions_per_inference"] > 50_000  # ad int8 runs 86,756 since the Helium GEMM (issue 11)
     assert r["arena_bytes"] < r["ram_bytes"]

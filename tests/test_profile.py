@@ -46,7 +46,7 @@ def _check_profile(res: dict, src) -> list[dict]:
     assert code.count("tabula_board_ticks()") == 2 * len(prof)
     assert re.search(r"#define TABULA_MODEL_N_PROFILED_OPS %du" % len(prof), (src / "model.h").read_text())
     convs = [p for p in prof if p["op"] == "CONV2D"]
-    assert convs and all(p["kernel"] == "tabula_conv2d_s8" for p in convs)
+    assert convs and all(p["kernel"] == "tabula_conv2d_s8_folded" for p in convs)  # codegen fold_input_zp
     first = convs[0]   # digits: conv 1 -> 8 channels, 3x3, on 8x8 (padding 1)
     assert first["macs"] == 8 * 8 * 8 * 9 * 1 and first["shape"] == [1, 8, 8, 8]
     assert all(p["ticks"] >= 0 for p in prof)

@@ -7,17 +7,19 @@
  * No weight is summed at run time.  Accumulation is modulo 2^32 (unsigned, never undefined); it equals
  * the exact sum whenever that fits int32 (codegen folds only when bias' fits).
  *
- * Helium (MVE, Cortex-M55), chosen per output pixel; every path computes the same sum modulo 2^32:
- *   direct: a 1x1 window inside the input (1x1 conv without padding: a GEMM straight over the NHWC
- *           rows, no copy at all);
+ * Helium (MVE, Cortex-M55); every path computes the same sum modulo 2^32:
+ *   gemm:   1x1, stride 1, no padding: one GEMM straight over the NHWC rows (tabula_gemm_s8_mve), no
+ *           copy at all; per output pixel otherwise:
+ *   direct: a 1x1 window inside the input: its row is the input vector;
  *   patch:  the receptive field (kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) gathered once into a
- *           contiguous patch (padded taps filled with pad_value), then tabula_gemv_s8_mve: 4 output
- *           channels per pass over the patch;
+ *           contiguous patch (an interior window with dilation_x 1 as kh rows of kw*c bytes; padded
+ *           taps filled with pad_value), then tabula_gemv_s8_mve: 4 output channels per pass;
  *   taps:   a larger field, tiled by taps: per block of 4 output channels the accumulators stay in
  *           registers across the kh*kw taps, each read straight from the input row (c contiguous
  *           bytes, no copy) or, padded, from a pad_value broadcast -- any size, no scalar fallback.
- * Requantization: the vector epilogue (tabula_requant4_s8_mve) when every shift is >= 33 (always, for
- * real layers), else tabula_requant32 per output.  -DTABULA_PORTABLE_ONLY=1 forces the portable path.
+ * Requantization: the vector epilogue (tabula_requant_row_s8_mve / tabula_requant4_s8_mve) when every
+ * shift is >= 33 (always, for real layers), else tabula_requant32 per output.
+ * -DTABULA_PORTABLE_ONLY=1 forces the portable path.
  * Cost rule (measured with tests/device_kernels.py on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
  * instructions Helium / portable): cin 1 -> cout 1: 135,906 / 115,156 (the per-pixel gather and call
  * dominate 9 MACs); cin 1 -> 4: 126,000 / 437,875; cin 2 -> 8: 154,250 / 940,375; cin 16 -> 32

@@ -58,6 +58,7 @@
 typedef struct {
     const int32_t *requant;
     int32_t zp, lo, hi;
+    int32_t vec; /* Helium, int8: every shift >= 33, the vector requantization (tabula_requant4_s8_mve) */
 } tabula_dw_rq;
 
 /* Write accumulator a of output channel o at output element pix + o: the accumulator itself, or
@@ -111,6 +112,28 @@ static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size
 static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, int32_t n, int32x4_t acc_e,
                                        int32x4_t acc_o, const tabula_dw_rq *rq, void *output, int32_t pix)
 {
+#if !TABULA_DW_WIDE
+    if (rq->vec) { /* 8 channels requantized as two vectors, bit-exact with TABULA_DW_REQUANT */
+        int32_t sums[8];
+        int32x4x2_t pair;
+        int32x4_t v0, v1;
+        pair.val[0] = acc_e;
+        pair.val[1] = acc_o;
+        vst2q_s32(sums, pair); /* channel order */
+        v0 = vldrwq_s32(sums);
+        v1 = vldrwq_s32(sums + 4);
+        if (bias) { /* modulo 2^32, as the portable path */
+            v0 = vaddq_s32(v0, vldrwq_z_s32(bias + o0, vctp32q((uint32_t)(n < 4 ? n : 4))));
+            v1 = vaddq_s32(v1, vldrwq_z_s32(bias + o0 + 4, vctp32q((uint32_t)(n > 4 ? n - 4 : 0))));
+        }
+        tabula_requant4_s8_mve(v0, rq->requant, o0, n < 4 ? n : 4, rq->zp, rq->lo, rq->hi, (int8_t *)output + pix + o0);
+        if (n > 4) {
+            tabula_requant4_s8_mve(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
+                                   (int8_t *)output + pix + o0 + 4);
+        }
+        return;
+    }
+#endif
     if (TABULA_DW_WIDE || rq->requant) {
         int32_t sums[8], i;
         int32x4x2_t pair;
@@ -405,7 +428,7 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 {
     int32_t b, oy, ox, ky, kx, o, o0;
     int32_t n, h, w, c, oc, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
-    tabula_dw_rq rq = {0, 0, 0, 0};
+    tabula_dw_rq rq = {0, 0, 0, 0, 0};
     if (!tabula_conv_window_ok(win) || mult < 1 || win->c > INT32_MAX / mult
         || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
         || weight_zp < -128 || weight_zp > 127
@@ -426,6 +449,7 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
+        rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_min(requant, c * mult) >= 33;
         tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }

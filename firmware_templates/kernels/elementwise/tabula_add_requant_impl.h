@@ -12,12 +12,20 @@
  *     t  = ta + tb  (ta - tb when subtract), modulo 2^32 (the lowering proves |t| <= 2^28)
  *     out = clamp(apply_scale_32(t, m, s) + output_zp, out_min, out_max)
  * The int32 terms never reach memory: no int32 tensor in the arena, one pass over the elements.
+ * int8 with count >= TABULA_ADD_RQ_TABLE_MIN: the two input terms take 256 values each, so they are
+ * tabulated once per call (two int32 [256] arrays on the stack, the same function evaluated) and each
+ * element costs two loads, an add and the 32-bit requantization.
  */
 #if !defined(TABULA_FN) || !defined(TABULA_T)
 #error "define TABULA_FN and TABULA_T before including tabula_add_requant_impl.h"
 #endif
 
 #include "tabula_internal.h"
+
+/* Below this many int8 elements the terms are computed per element (the tables cost 512 evaluations). */
+#ifndef TABULA_ADD_RQ_TABLE_MIN
+#define TABULA_ADD_RQ_TABLE_MIN 512
+#endif
 
 /* sat32(apply_scale_32(x, m, s)) of an input term: |x| < 2^16 and m < 2^31, so x * m fits 47 bits. */
 static inline int32_t tabula_add_requant_term(int32_t x, int32_t m, int32_t s)
@@ -46,6 +54,18 @@ tabula_status TABULA_FN(const TABULA_T *a, const TABULA_T *b, int32_t count, con
         if (params[at[k]] < 0 || params[at[k] + 1] < 2 || params[at[k] + 1] > 62) {
             return TABULA_ERR_ARG;
         }
+    }
+    if (sizeof(TABULA_T) == 1 && count >= TABULA_ADD_RQ_TABLE_MIN) {
+        int32_t ta[256], tb[256];
+        for (k = 0; k < 256; ++k) {
+            ta[k] = tabula_add_requant_term(k - 128 - a_zp, a_m, a_s);
+            tb[k] = tabula_add_requant_term(k - 128 - b_zp, b_m, b_s);
+        }
+        for (i = 0; i < count; ++i) {
+            const uint32_t u = (uint32_t)ta[(int32_t)a[i] + 128], v = (uint32_t)tb[(int32_t)b[i] + 128];
+            output[i] = (TABULA_T)tabula_requant32(tabula_u32_to_s32(sub ? u - v : u + v), m, s, zp, lo, hi);
+        }
+        return TABULA_OK;
     }
     for (i = 0; i < count; ++i) {
         const int32_t ta = tabula_add_requant_term((int32_t)a[i] - a_zp, a_m, a_s);
