@@ -548,4 +548,12 @@ static inline void tabula_fill_s8_mve(int8_t *dst, int32_t value, int32_t n)
 #define TABULA_HAVE_MVE 0
 #endif
 
+/* ---- DSP extension (SMLAD, SXTB16: Cortex-M4, M7, M33) on cores without MVE, unless
+ * TABULA_PORTABLE_ONLY; its helpers are in tabula_dsp.h ---- */
+#if defined(__ARM_FEATURE_DSP) && !TABULA_HAVE_MVE && !defined(TABULA_PORTABLE_ONLY)
+#define TABULA_HAVE_DSP 1
+#else
+#define TABULA_HAVE_DSP 0
+#endif
+
 #endif /* TABULA_INTERNAL_H */

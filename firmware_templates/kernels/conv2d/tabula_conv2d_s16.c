@@ -13,12 +13,17 @@
  * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
  * scalar path.
  *
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), with weight_zp == 0 and a patch of at most
+ * TABULA_DSP_PATCH_MAX elements: the patch packed once per pixel into [x0, x2], [x1, x3] words, two
+ * output channels per SMLALD loop (64-bit accumulators, modulo 2^64: the same bits).
+ *
  * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
  * requantized in a register (tabula_requant48: apply_scale_16) and the int16 result written; no int48
  * tensor.
  */
 #include <string.h>
 
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 #if TABULA_HAVE_MVE
@@ -87,6 +92,11 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                 }
             }
         }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
+    if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
+        tabula_dsp_conv2d_s16(win, out_c, input, weight, bias, requant, output);
         return TABULA_OK;
     }
 #endif

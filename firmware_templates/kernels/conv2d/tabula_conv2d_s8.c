@@ -14,11 +14,16 @@
  * VMLADAVA dot product over it: acc = bias + sum x w - input_zp sum w, modulo 2^32 like the scalar
  * path, so both paths give the same bits.  -DTABULA_PORTABLE_ONLY=1 forces the scalar path.
  *
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX
+ * values: two pixels' patches widened once to 16-bit lanes (x - input_zp), then 2 output channels x
+ * 2 pixels per SMLAD block; same bits as the scalar path.
+ *
  * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
  * requantized in a register (tabula_requant32) and the int8 result written; no int32 tensor.
  */
 #include <string.h>
 
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 #if TABULA_HAVE_MVE
@@ -90,6 +95,11 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                 }
             }
         }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
+    if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
+        tabula_dsp_conv2d_s8(win, out_c, input, input_zp, input_zp, weight, bias, requant, output);
         return TABULA_OK;
     }
 #endif

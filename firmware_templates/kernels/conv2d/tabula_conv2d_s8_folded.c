@@ -25,7 +25,12 @@
  * dominate 9 MACs); cin 1 -> 4: 126,000 / 437,875; cin 2 -> 8: 154,250 / 940,375; cin 16 -> 32
  * (0.32 / ~6.6 per MAC).  So Helium loses only when c == 1 and out_c == 1 (a 1-channel conv, where the
  * portable loop is taken); everywhere else it wins by 3x or more.
+ *
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), a patch of at most TABULA_DSP_PATCH_MAX values: the CONV2D
+ * DSP path of tabula_conv2d_s8 with the patch holding x inside and pad_value in the padding (two
+ * pixels widened once, 2 output channels x 2 pixels per SMLAD block); same bits as the portable path.
  */
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 #if TABULA_HAVE_MVE
@@ -128,6 +133,11 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
                 }
             }
         }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
+    if (win->kernel_h * win->kernel_w * win->c <= TABULA_DSP_PATCH_MAX) {
+        tabula_dsp_conv2d_s8(win, out_c, input, 0, pad_value, weight, bias, requant, output);
         return TABULA_OK;
     }
 #endif

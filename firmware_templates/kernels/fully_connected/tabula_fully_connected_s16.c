@@ -8,9 +8,13 @@
  * Helium (MVE, Cortex-M55): with weight_zp == 0 each output is one predicated VMLALDAVA dot product
  * (64-bit accumulator, modulo 2^64: the same bits as the scalar loop).  -DTABULA_PORTABLE_ONLY=1 forces
  * the scalar path.
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), with weight_zp == 0 and in_c <= TABULA_DSP_FC_MAX: each input
+ * row packed once into [x0, x2], [x1, x3] words, two weight rows per SMLALD loop (64-bit accumulators,
+ * modulo 2^64: the same bits).
  * requant != NULL: each accumulator is requantized in a register (tabula_requant48: apply_scale_16)
  * and the int16 result written: no int48 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
@@ -26,6 +30,12 @@ tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
     if (requant) {
         rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
     }
+#if TABULA_HAVE_DSP
+    if (weight_zp == 0 && in_c <= TABULA_DSP_FC_MAX) {
+        tabula_dsp_fully_connected_s16(n, in_c, out_c, input, weight, bias, requant, output);
+        return TABULA_OK;
+    }
+#endif
     for (b = 0; b < n; ++b) {
         const int16_t *xp = input + b * in_c;
         for (o = 0; o < out_c; ++o) {

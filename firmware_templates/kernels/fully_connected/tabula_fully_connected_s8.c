@@ -9,9 +9,12 @@
  * the scalar loop).  With input_zp == 0 too (codegen folds -input_zp * sum w into the bias) the Helium
  * path is tabula_gemv_s8_mve: each input vector loaded once for 4 output channels, no weight sum, the
  * vectorized requantization (tabula_requant4_s8_mve).
+ * DSP (Cortex-M4, M7, M33; tabula_dsp.h), any weight_zp and input_zp: four rows per step, each input
+ * word widened once (SXTAB16, x - input_zp) for four SMLAD pairs; same bits as the scalar loop.
  * requant != NULL: each accumulator is requantized in a register (tabula_requant32) and the int8
  * result written: no int32 tensor (codegen's fused FULLY_CONNECTED + RESCALE [+ CLAMP]).
  */
+#include "tabula_dsp.h"
 #include "tabula_internal.h"
 
 tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
@@ -34,6 +37,9 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                            requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33, output);
         return TABULA_OK;
     }
+#elif TABULA_HAVE_DSP
+    tabula_dsp_fully_connected_s8(n, in_c, out_c, input, input_zp, weight, weight_zp, bias, requant, output);
+    return TABULA_OK;
 #endif
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
