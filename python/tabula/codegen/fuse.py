@@ -111,6 +111,29 @@ def _rebuild(g: Graph, replace: dict[int, Op], drop: set[int], removed: set[str]
     return f
 
 
+def _only_reader(g: Graph, consumers: dict[str, list[int]], name: str, kind: str) -> int | None:
+    """The index of the one op that reads ``name``, when it is a ``kind`` reading it as its first input
+    and ``name`` is not a graph output; else None."""
+    cs = consumers.get(name, [])
+    if name in g.outputs or len(cs) != 1 or g.ops[cs[0]].op != kind or g.ops[cs[0]].inputs[0] != name:
+        return None
+    return cs[0]
+
+
+def _fold_clamp(g: Graph, consumers: dict[str, list[int]], out: str, lo: int, hi: int, group: list[int],
+                internal: set[str]) -> tuple[str, int, int]:
+    """A fused group's output ``out`` with saturation bounds [lo, hi]: when its only reader is a CLAMP,
+    that CLAMP joins the group (``group``, ``internal`` updated) and its bounds narrow [lo, hi].
+    Returns the group's output tensor and bounds."""
+    k = _only_reader(g, consumers, out, "CLAMP")
+    if k is None:
+        return out, lo, hi
+    c = g.ops[k]
+    group.append(k)
+    internal.add(out)
+    return c.outputs[0], max(lo, int(c.attrs["min"])), min(hi, int(c.attrs["max"]))
+
+
 def _is_scale(op: Op, multiplier: int, shift: int, input_zp: int | None = 0, output_zp: int | None = 0) -> bool:
     """``op`` is a per-tensor RESCALE by exactly ``multiplier * 2^-shift`` (zero points as given, None: any)."""
     a = op.attrs
@@ -248,12 +271,6 @@ def fuse_requant(g: Graph) -> Graph:
         for n in op.inputs:
             consumers.setdefault(n, []).append(i)
 
-    def only_reader(name: str, kind: str) -> int | None:
-        cs = consumers.get(name, [])
-        if name in g.outputs or len(cs) != 1 or g.ops[cs[0]].op != kind or g.ops[cs[0]].inputs[0] != name:
-            return None
-        return cs[0]
-
     replace: dict[int, Op] = {}
     drop: set[int] = set()
     removed: set[str] = set()
@@ -262,7 +279,7 @@ def fuse_requant(g: Graph) -> Graph:
         if op.op not in _REQUANT_OPS or len(op.inputs) != 3 or op.attrs.get("requant"):
             continue
         acc = op.outputs[0]
-        j = only_reader(acc, "RESCALE")
+        j = _only_reader(g, consumers, acc, "RESCALE")
         want = _REQUANT_TYPES.get(g.tensors[op.inputs[0]].dtype)
         if j is None or want is None:
             continue
@@ -279,13 +296,7 @@ def fuse_requant(g: Graph) -> Graph:
             continue
         lo, hi = dtypes.range_of(want[1])
         group, internal = [j], {acc}
-        k = only_reader(out, "CLAMP")
-        if k is not None:
-            c = g.ops[k]
-            lo, hi = max(lo, int(c.attrs["min"])), min(hi, int(c.attrs["max"]))
-            group.append(k)
-            internal.add(out)
-            out = c.outputs[0]
+        out, lo, hi = _fold_clamp(g, consumers, out, lo, hi, group, internal)
         block = np.array([int(r.attrs.get("output_zp", 0)), lo, hi] + [v for pair in zip(m, sh) for v in pair], np.int64)
         name = f"{out}__requant"
         added[name] = (Tensor(name, (block.size,), "int32"), block)
@@ -370,12 +381,6 @@ def fuse_add_requant(g: Graph) -> Graph:
         for n in op.outputs:
             producer[n] = i
 
-    def only_reader(name: str, kind: str) -> int | None:
-        cs = consumers.get(name, [])
-        if name in g.outputs or len(cs) != 1 or g.ops[cs[0]].op != kind or g.ops[cs[0]].inputs[0] != name:
-            return None
-        return cs[0]
-
     def per_tensor(r: Op) -> tuple[int, int] | None:
         a = r.attrs
         if len(a["multiplier"]) != 1 or not bool(a.get("scale32", True)):
@@ -405,7 +410,7 @@ def fuse_add_requant(g: Graph) -> Graph:
         t = g.tensors[terms[0][1].inputs[0]].dtype
         if t not in ("int8", "int16") or g.tensors[terms[1][1].inputs[0]].dtype != t:
             continue
-        j = only_reader(acc, "RESCALE")
+        j = _only_reader(g, consumers, acc, "RESCALE")
         if j is None:
             continue
         r = g.ops[j]
@@ -414,13 +419,7 @@ def fuse_add_requant(g: Graph) -> Graph:
             continue
         lo, hi = dtypes.range_of(t)
         group, internal = [terms[0][0], terms[1][0], j], {*op.inputs, acc}
-        k = only_reader(out, "CLAMP")
-        if k is not None:
-            c = g.ops[k]
-            lo, hi = max(lo, int(c.attrs["min"])), min(hi, int(c.attrs["max"]))
-            group.append(k)
-            internal.add(out)
-            out = c.outputs[0]
+        out, lo, hi = _fold_clamp(g, consumers, out, lo, hi, group, internal)
         params = []
         for _, rt in terms:
             params += [int(rt.attrs.get("input_zp", 0)), *per_tensor(rt)]
