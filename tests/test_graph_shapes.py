@@ -53,6 +53,27 @@ def test_input_feeding_a_cat_and_a_conv(scheme):
     assert _max_lsb(program, gm, (x,)) <= 1.001
 
 
+class _CatOfOneValueTwice(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        z = torch.tanh(y)
+        return torch.cat([y, z, y, y[:, :2]], dim=1)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_a_cat_joining_one_value_twice(scheme):
+    """RecursionError in torchao's prepare before: the annotator made the repeated input edge share
+    with itself (cat([y, y]): one edge, SharedQuantizationSpec((y, cat)) pointing at its own spec)."""
+    gm, program = _quantize(_CatOfOneValueTwice(), [(1, 4)], scheme)
+    assert program.graph.ops[-1].op == "CONCAT"
+    x = torch.randn(1, 4)
+    assert _max_lsb(program, gm, (x,)) <= 1.001
+
+
 class _UnusedInput(nn.Module):
     def forward(self, x, y):
         return torch.relu(x) * 2

@@ -380,7 +380,10 @@ class TabulaQuantizer(Quantizer):
                 first = inputs[0]
                 qmap = {first: self._act()}
                 for a in inputs[1:]:
-                    qmap[a] = SharedQuantizationSpec((first, node))
+                    # the same value joined twice (cat([y, y])) is one input edge: it must keep the
+                    # first edge's own spec, not share with itself (PT2E's union-find would loop)
+                    if a not in qmap:
+                        qmap[a] = SharedQuantizationSpec((first, node))
                 # no implicit sharing with the producers: every input edge joins the one shared grid
                 # (PT2E otherwise reuses each producer's own observer and the grids differ)
                 ann = QuantizationAnnotation(qmap, SharedQuantizationSpec((first, node)), allow_implicit_sharing=False,
