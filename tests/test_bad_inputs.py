@@ -237,6 +237,15 @@ def test_show_names_a_corrupt_or_missing_results_file(tmp_path, capsys, content,
     if content is not None:
         p.write_text(content)
     _one_line_error(capsys, cli_main(["show", str(p)]), words)
+    _one_line_error(capsys, cli_main(["show", str(tmp_path)]), words)  # the build folder itself
+
+
+def test_scons_names_a_missing_model_before_building_anything(tiny, tmp_path):
+    p = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=host", f"build_dir={tmp_path / 'b'}",
+                        f"model={tmp_path / 'nonexistent.pt2'}", f"calib={tiny / 'calib.npz'}"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and re.search(r"model=\S*nonexistent\.pt2 not found", p.stderr), p.stderr
+    assert "Traceback" not in p.stderr + p.stdout and not (tmp_path / "b").exists()
 
 
 def test_a_full_disk_leaves_no_tmp_and_one_line(tiny, tmp_path, monkeypatch):
@@ -433,6 +442,7 @@ def test_bad_arguments_are_refused_before_anything_builds(tiny, tmp_path, capsys
     ("limit=-1", r"limit=-1 must be a whole number >= 0"),
     ("port=/dev/ttyACM0", r"port=/dev/ttyACM0 is for a real board"),
     ("name=../../x", r"name='\.\./\.\./x' must be a plain folder name"),
+    ("data=/nonexistent/test.npz", r"data=/nonexistent/test\.npz not found"),
 ])
 def test_bad_scons_arguments_are_refused(tiny, tmp_path, arg, words):
     p = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=host", f"build_dir={tmp_path / 'b'}",

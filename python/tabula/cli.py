@@ -99,6 +99,8 @@ def _cmd_show(a) -> int:
     from .errors import MissingFileError, StageError
     from .report import print_table
 
+    if os.path.isdir(a.results):  # a build folder: its results.json
+        a.results = os.path.join(a.results, "results.json")
     try:
         with open(a.results, encoding="utf-8") as f:
             res = json.load(f)
