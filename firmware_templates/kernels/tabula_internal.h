@@ -136,6 +136,19 @@ static inline int32_t tabula_requant32(int32_t acc, int32_t m, int32_t s, int32_
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
+/* Store int32 accumulator acc of output channel o at output element `at` of an int8-input accumulator
+ * kernel: requantized to int8 (requant's channel o, zp / lo / hi read once by the caller) or, with
+ * requant == NULL, the accumulator itself. */
+static inline void tabula_store_acc32(void *output, int32_t at, int32_t acc, const int32_t *requant, int32_t o,
+                                      int32_t zp, int32_t lo, int32_t hi)
+{
+    if (requant) {
+        ((int8_t *)output)[at] = (int8_t)tabula_requant32(acc, requant[3 + 2 * o], requant[4 + 2 * o], zp, lo, hi);
+    } else {
+        ((int32_t *)output)[at] = acc;
+    }
+}
+
 /* apply_scale_16(acc, m, s) + zp clamped to [lo, hi] for an int48 accumulator held in int64_t
  * (m < 2^15: exact for every int48 acc; taken modulo 2^64, never undefined, for one outside the IR
  * contract). */

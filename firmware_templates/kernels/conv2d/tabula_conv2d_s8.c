@@ -55,11 +55,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
         const int32_t dot = tabula_dot_s8_mve(patch, weight + oc * len, len, &wsum);
         const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
                                               - (uint32_t)input_zp * (uint32_t)wsum);
-        if (requant) {
-            ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(acc, requant[3 + 2 * oc], requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
-        } else {
-            ((int32_t *)output)[pix + oc] = acc;
-        }
+        tabula_store_acc32(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
     }
 }
 #endif
@@ -140,12 +136,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                         }
                     }
                     acc -= (uint32_t)input_zp * (uint32_t)wsum;
-                    if (requant) {
-                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * oc],
-                                                                              requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
-                    } else {
-                        ((int32_t *)output)[pix + oc] = tabula_u32_to_s32(acc);
-                    }
+                    tabula_store_acc32(output, pix + oc, tabula_u32_to_s32(acc), requant, oc, rq_zp, rq_lo, rq_hi);
                 }
             }
         }

@@ -167,12 +167,7 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
                             }
                         }
                     }
-                    if (requant) {
-                        ((int8_t *)output)[pix + oc] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * oc],
-                                                                              requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
-                    } else {
-                        ((int32_t *)output)[pix + oc] = tabula_u32_to_s32(acc);
-                    }
+                    tabula_store_acc32(output, pix + oc, tabula_u32_to_s32(acc), requant, oc, rq_zp, rq_lo, rq_hi);
                 }
             }
         }

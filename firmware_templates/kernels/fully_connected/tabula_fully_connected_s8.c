@@ -62,12 +62,7 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
                     acc += (uint32_t)(((int32_t)xp[i] - input_zp) * ((int32_t)wp[i] - weight_zp));
                 }
             }
-            if (requant) {
-                ((int8_t *)output)[b * out_c + o] = (int8_t)tabula_requant32(tabula_u32_to_s32(acc), requant[3 + 2 * o],
-                                                                    requant[4 + 2 * o], rq_zp, rq_lo, rq_hi);
-            } else {
-                ((int32_t *)output)[b * out_c + o] = tabula_u32_to_s32(acc);
-            }
+            tabula_store_acc32(output, b * out_c + o, tabula_u32_to_s32(acc), requant, o, rq_zp, rq_lo, rq_hi);
         }
     }
     return TABULA_OK;

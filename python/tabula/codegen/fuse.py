@@ -45,10 +45,7 @@ def fuse_table16(g: Graph) -> Graph:
     ``[{"zoom", "centre", "hi", "lo"}]``, ``ramps``, ``product``, ``frac_bits`` and ``wide``), placed where
     its last op was.  A group is left as it is when one of its intermediates is read outside it or is a
     graph output.  Constants no op reads any more (the shift tables) are dropped.  ``g`` is not modified."""
-    consumers: dict[str, list[int]] = {}
-    for i, op in enumerate(g.ops):
-        for n in op.inputs:
-            consumers.setdefault(n, []).append(i)
+    consumers = _consumers(g)
     replace: dict[int, Op] = {}  # index of the group's last op -> fused op
     drop: set[int] = set()
     removed: set[str] = set()
@@ -109,6 +106,15 @@ def _rebuild(g: Graph, replace: dict[int, Op], drop: set[int], removed: set[str]
             f.add_op(op)
     f.inputs, f.outputs, f.io_layout = list(g.inputs), list(g.outputs), dict(g.io_layout)
     return f
+
+
+def _consumers(g: Graph) -> dict[str, list[int]]:
+    """Tensor name -> the indices of the ops that read it, in graph order."""
+    consumers: dict[str, list[int]] = {}
+    for i, op in enumerate(g.ops):
+        for n in op.inputs:
+            consumers.setdefault(n, []).append(i)
+    return consumers
 
 
 def _only_reader(g: Graph, consumers: dict[str, list[int]], name: str, kind: str) -> int | None:
@@ -217,10 +223,7 @@ def fuse_softmax(g: Graph) -> Graph:
     go when nothing else reads them.  A sequence is left as it is when one of its intermediates is read
     outside it or is a graph output, or when its ops are not the ones the kernel computes.  ``g`` is
     not modified."""
-    consumers: dict[str, list[int]] = {}
-    for i, op in enumerate(g.ops):
-        for n in op.inputs:
-            consumers.setdefault(n, []).append(i)
+    consumers = _consumers(g)
     replace: dict[int, Op] = {}
     drop: set[int] = set()
     removed: set[str] = set()
@@ -266,10 +269,7 @@ def fuse_requant(g: Graph) -> Graph:
     range, narrowed to the CLAMP's bounds): what ``tabula_conv2d_<t>`` / ``tabula_fully_connected_<t>``
     / ``tabula_depthwise_conv2d_<t>`` compute from it equals the op sequence bit for bit.  Intermediates that are graph outputs, or have
     other readers, keep the sequence as it is.  ``g`` is not modified."""
-    consumers: dict[str, list[int]] = {}
-    for i, op in enumerate(g.ops):
-        for n in op.inputs:
-            consumers.setdefault(n, []).append(i)
+    consumers = _consumers(g)
 
     replace: dict[int, Op] = {}
     drop: set[int] = set()
@@ -373,13 +373,8 @@ def fuse_add_requant(g: Graph) -> Graph:
     bounds): what ``tabula_add_requant_<t>`` computes from it equals the sequence bit for bit.
     An intermediate that is a graph output or has another reader keeps the sequence as it is.
     ``g`` is not modified."""
-    consumers: dict[str, list[int]] = {}
-    producer: dict[str, int] = {}
-    for i, op in enumerate(g.ops):
-        for n in op.inputs:
-            consumers.setdefault(n, []).append(i)
-        for n in op.outputs:
-            producer[n] = i
+    consumers = _consumers(g)
+    producer = {n: i for i, op in enumerate(g.ops) for n in op.outputs}
 
     def per_tensor(r: Op) -> tuple[int, int] | None:
         a = r.attrs
@@ -442,10 +437,7 @@ def fuse_pad(g: Graph) -> Graph:
     point, exactly what the PAD wrote, so the results are the same bits with no padded copy in the
     arena and no copying pass (TFLite's SAME padding of a stride-2 conv, exported as ``F.pad``).
     A PAD whose output is a graph output or has another reader stays.  ``g`` is not modified."""
-    consumers: dict[str, list[int]] = {}
-    for i, op in enumerate(g.ops):
-        for n in op.inputs:
-            consumers.setdefault(n, []).append(i)
+    consumers = _consumers(g)
     replace: dict[int, Op] = {}
     drop: set[int] = set()
     removed: set[str] = set()
