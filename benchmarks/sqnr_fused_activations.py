@@ -3,12 +3,12 @@ producer's output grid), and of the shared layer and pruned-row fixes.
 
 Prints, for int8 and a16w8, the output SQNR of the lowered integer program against the float model:
   * digits example (conv-SiLU-pool-conv-tanh-pool-linear: nothing to fuse, so the two agree),
-  * a conv-relu-conv-relu6-linear network (tests/test_fused_activations.py::ConvNet), 3x8x8 inputs,
+  * a conv-relu-conv-relu6-linear network (tests/quantizer/test_fused_activations.py::ConvNet), 3x8x8 inputs,
     fused (tabula's default) vs unfused (``TabulaQuantizer(fuse_activations=False)``: the activation
     shares the producer's full grid, the rule before), and for int8 the same network under torchao's
     XNNPACKQuantizer (ExecuTorch's XNNPACK rule set: conv+relu fused, per-channel weights) as the
     peer, measured on its own PT2E simulation (the converted graph run in float),
-  * an 8-step unrolled linear+tanh cell with one shared Linear (tests/test_shared_layers.py) and a
+  * an 8-step unrolled linear+tanh cell with one shared Linear (tests/quantizer/test_shared_layers.py) and a
     linear with a pruned row (zero weights, bias 4.0): the lowered program vs PT2E's simulation.
 Usage: ``python benchmarks/sqnr_fused_activations.py``.
 """

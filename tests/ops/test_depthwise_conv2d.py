@@ -1,7 +1,7 @@
 """DEPTHWISE_CONV2D: C tabula_depthwise_conv2d_s8 / _s16 == reference (tolerance 0), reference == torch
 conv2d(groups=C) (float64 of x - zp, exact at these magnitudes), padding acts as the input zero point,
 int32 / int48 extremes, channel multipliers, errors.  (The Helium path is compared with this portable
-path on the emulated Cortex-M55: tests/test_conv_family_e2e.py.)"""
+path on the emulated Cortex-M55: tests/models/test_conv_family_e2e.py.)"""
 from __future__ import annotations
 
 import ctypes

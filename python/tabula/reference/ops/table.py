@@ -1,7 +1,7 @@
 """TABLE: the spec of ``tabula_table_s8`` and ``tabula_table_s16``.
 
 Semantics: TOSA 1.0 TABLE (checked bit for bit against the TOSA reference model in
-tests/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; attrs only describe where
+tests/tosa/test_tosa_conformance.py).  inputs: ``x`` and the constant ``table``; attrs only describe where
 the table came from (``function``, ``args``, ``domain``; int16 multi-table plans add ``terms``).
 
 * int8: ``x`` int8 [...], ``table`` int8 [256] -> int8 [...]:  ``out = table[x + 128]``.

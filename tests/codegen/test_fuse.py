@@ -1,7 +1,7 @@
 """Codegen's fusions: an int16 table op's TOSA sequence into one tabula_table16_s16 call, and a
 zero-point PAD into the convolution that reads it: which ops fuse, what the arena saves, when a group
 is left alone.  (Bit-exactness of the fused kernel against the
-op sequence: tests/test_tosa_conformance.py on every code; against the reference on whole models: the
+op sequence: tests/tosa/test_tosa_conformance.py on every code; against the reference on whole models: the
 a16w8 end-to-end tests.)"""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Stages that need no torch do not import it: ``import tabula.cli``, ``tabula codegen``, ``tabula show``,
-``tabula boards`` (and ``tabula run --float``: tests/test_profile.py, which has a firmware to run).
+``tabula boards`` (and ``tabula run --float``: tests/codegen/test_profile.py, which has a firmware to run).
 Each runs in a fresh interpreter that reports whether any ``torch``/``torchao`` module got loaded.
 (Importing torch costs about 1.5 s of CPU; codegen went from 2.0 s to 0.5 s, show from 1.6 s to 0.3 s.)"""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """int16 activations that are not one table (issue 13): the piecewise-linear ones as exact integer ramps
 (tabula.qmath.piecewise: CLAMP, RESCALE, ADD/SUB, MUL -- only the final rounding), and, through the
 whole chain, the tiled tables of the singular ones.  The C == Python == TOSA check of both forms on every
-code is tests/test_tosa_conformance.py; the worst case of every op, tests/test_table_builders.py."""
+code is tests/tosa/test_tosa_conformance.py; the worst case of every op, tests/qmath/test_table_builders.py."""
 from __future__ import annotations
 
 import json

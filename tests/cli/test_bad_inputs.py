@@ -29,7 +29,7 @@ import tabula
 from tabula.cli import main as cli_main
 from tabula.errors import IRError, QuantizationError, RunnerError, StageError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _one_line_error(capsys, rc: int, *words: str) -> str:

@@ -25,7 +25,7 @@ from tabula.deploy.runners.board import find_port
 from tabula.deploy.runners.fvp import fvp_command, parse_transcript
 from tabula.deploy.session import DeviceReset, DeviceTimeout, run_session
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FVP_DIR = ROOT / "tests" / "fixtures" / "fvp"
 FVP = "FVP_Corstone_SSE-300_Ethos-U55"
 SAMPLES = [b"abcd", b"efgh", b"ijkl", b"mnop"]
