@@ -110,7 +110,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 def test_every_stage_imports_by_its_module_path():
     r = _python("import tabula.ir as ir, tabula.rules as rules, tabula.lowering.pipeline as p, "
-                "tabula.quantizer.annotator as a, tabula.reference.interpreter as i, tabula.codegen.fuse as f, "
+                "tabula.quantizer.annotator as a, tabula.reference.interpreter as i, tabula.codegen.fusion as f, "
                 "tabula.qmath.table16 as t; import tabula; "
                 "assert callable(tabula.quantize) and callable(tabula.lower) and rules.TABLE and ir.OPS; print('ok')")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
@@ -127,7 +127,7 @@ def test_generated_c_calls_only_manifest_kernels_its_emitters_declare(digits_pro
 
     from tabula import kernels as manifest
     from tabula.codegen import generate
-    from tabula.codegen.fuse import fuse_all
+    from tabula.codegen.fusion import fuse_all
     from tabula.report.table_cases import CASES, table_op_graph
 
     graphs = [digits_program.graph, table_op_graph(next(c for c in CASES if c.function == "aten.tanh"), "int16")]

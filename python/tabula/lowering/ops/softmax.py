@@ -19,7 +19,7 @@ dim is mapped to the IR axis)::
 The first op carries ``attrs["softmax"]``: ``axis``, ``row_len``, ``form``, ``split_bits``,
 ``error_bound_lsb``, ``input``, ``output``, ``internal`` (the intermediates) and ``roles`` (one name
 per op of the sequence, in order): codegen runs the whole sequence as one kernel
-(:func:`tabula.codegen.fuse.fuse_softmax`).
+(:func:`tabula.codegen.fusion.fuse_softmax`).
 """
 from __future__ import annotations
 
