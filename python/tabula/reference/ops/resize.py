@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, ints, n_inputs, need
+from .._checks import TType, check_arrays, ints, n_inputs, need, no_macs
 
 OP = "RESIZE"
 
@@ -26,3 +26,20 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     sy, sx = (int(v) for v in attrs["scale"])
     return np.ascontiguousarray(np.repeat(np.repeat(inputs[0], sy, axis=1), sx, axis=2))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 RESIZE NEAREST: inputs ``x``, ``scale`` ``[sy, 1, sx, 1]``, ``offset`` and ``border``
+    (CONST_SHAPE [2] each).  TOSA's nearest rounds half up: ``iy = floor((oy + offset) / sy)`` plus one
+    when the remainder is at least ``sy / 2``; ``offset = -(sy // 2)`` turns that into this spec's
+    ``oy // sy`` for every ``oy``, and ``border = sy - 1 - sy // 2`` makes the output ``H * sy`` rows
+    (``OH = ((H - 1) * sy - offset + border) / 1 + 1``); the same along x.  (Checked on the TOSA reference
+    model for scales 1 to 5: tests/tosa/test_tosa_export.py.)"""
+    sy, sx = (int(v) for v in op.attrs["scale"])
+    t.emit("RESIZE", [t.input(op, 0), t.shape([sy, 1, sx, 1]), t.shape([-(sy // 2), -(sx // 2)]),
+                      t.shape([sy - 1 - sy // 2, sx - 1 - sx // 2])], [t.output(op)], t.attr("Resize", t.ResizeMode.NEAREST))
