@@ -9,6 +9,6 @@ graph.  ``tosa-tools`` is optional (a test extra): :func:`unavailable` says why 
 """
 from __future__ import annotations
 
-from .flatbuffer import TOSA_VERSION, TosaError, TosaWriter, run, run_graph, serialize, supported_ops, unavailable
+from .flatbuffer import TOSA_VERSION, TosaError, TosaWriter, describe, run, run_graph, serialize, supported_ops, unavailable
 
-__all__ = ["TOSA_VERSION", "TosaError", "TosaWriter", "run", "run_graph", "serialize", "supported_ops", "unavailable"]
+__all__ = ["TOSA_VERSION", "TosaError", "TosaWriter", "describe", "run", "run_graph", "serialize", "supported_ops", "unavailable"]

@@ -238,6 +238,20 @@ def serialize(g: Graph) -> bytes:
     return bytes(t.s.serialize())
 
 
+def describe(flatbuffer: bytes) -> dict:
+    """What a TOSA flatbuffer holds: ``{"version": (major, minor, patch, draft), "ops": [TOSA operator
+    names, in block order]}`` (the main region's first block; CONST and CONST_SHAPE included)."""
+    from tosa import TosaGraph
+
+    _, _, _, TosaOp, *_ = _modules()
+    names = {v: k for k, v in vars(TosaOp).items() if not k.startswith("_") and isinstance(v, int)}
+    tg = TosaGraph.TosaGraph.GetRootAs(flatbuffer, 0)
+    v = tg.Version()
+    block = tg.Regions(0).Blocks(0)
+    return {"version": (v._Major(), v._Minor(), v._Patch(), bool(v._Draft())),
+            "ops": [names.get(block.Operators(i).Op(), str(block.Operators(i).Op())) for i in range(block.OperatorsLength())]}
+
+
 @contextlib.contextmanager
 def _captured_stdout():
     """Collect what native code writes to file descriptors 1 and 2 (the reference model's warnings and
