@@ -148,8 +148,8 @@ def _codes(rng, shape, dt):
 @pytest.mark.parametrize("dt", ["int8", "int16"])
 @pytest.mark.parametrize("sy,sx", [(1, 1), (2, 2), (3, 2), (2, 5), (4, 3)])
 def test_resize_nearest_floors_like_the_reference(rng, dt, sy, sx):
-    """RESIZE NEAREST with offset -(s // 2) and border s - 1 - s // 2: out[y][x] = in[y // sy][x // sx]
-    (TOSA's own nearest rounds half up; without the offset it would differ from scale 2 on)."""
+    """RESIZE NEAREST with scale 2s / 2, offset 1 - s and border s - 1: out[y][x] = in[y // sy][x // sx]
+    (TOSA's nearest rounds half up; a plain s / 1 scale with offset 0 differs from scale 2 on)."""
     x = _codes(rng, (2, 3, 4, 5), dt)
     g = _graph({"x": (x.shape, dt)}, {"y": ((2, 3 * sy, 4 * sx, 5), dt)},
                [Op("RESIZE", ["x"], ["y"], {"mode": "NEAREST", "scale": [sy, sx]})])
