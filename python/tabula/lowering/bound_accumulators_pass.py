@@ -1,8 +1,10 @@
 """IR pass: prove at build time that every integer sum fits its accumulator -- make it fit, or refuse
 by name.  Never a wrap (DESIGN: "integer ranges are proven at build time").
 
-Bounds use the whole range of each input's dtype (inside the program a tensor may hold any code of
-its dtype), ``xmax = max(zp - qmin, qmax - zp)``:
+Each bound is the op's own fact: its spec's ``bound`` (:mod:`tabula.reference.ops`; ``bound = None``
+for an op without an accumulator); this pass keeps the legalisation -- rescaling a channel, splitting a
+pool, refusing by name.  Bounds use the whole range of each input's dtype (inside the program a tensor
+may hold any code of its dtype), ``xmax = max(zp - qmin, qmax - zp)``:
 
 * **CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED**, per output channel ``c``:
   ``|acc[c]| <= xmax * sum_k |w[c,k] - weight_zp| + |bias[c]|`` must fit the accumulator (int32 for
