@@ -157,7 +157,10 @@ import json, os, sys
 args = sys.argv[1:]
 with open({log!r}, "a") as f:
     f.write(" ".join(args) + "\\n")
-if args[:2] == ["json", "--targets"]:
+if args[:2] == ["json", "--probes"]:
+    print(json.dumps({{"status": 0, "boards": [{{"unique_id": "066DFF485153", "info": "ST NUCLEO-H743ZI",
+                                               "target": "stm32h743xx"}}][:0 if os.environ.get("FAKE_PYOCD_NO_PROBE") else 1]}}))
+elif args[:2] == ["json", "--targets"]:
     print(json.dumps({{"status": 0, "targets": [{{"name": "stm32h743xx", "source": "builtin"}},
                                                 {{"name": "m467hjhae", "source": "builtin"}}]}}))
 elif args[0] == "load" and os.environ.get("FAKE_PYOCD_FAIL"):
@@ -268,9 +271,10 @@ def test_board_runner_flashes_resets_and_runs_over_a_pty(fake_pyocd, pty_device,
     assert r.outputs == REVERSED and r.ticks == [7, 14, 21, 28] and r.eot
     assert (r.board_name, r.tick_hz) == ("nucleo_h743zi", 64_000_000)
     assert calls.read_text().splitlines() == [
+        "json --probes",
         "json --targets",
-        f"load --target stm32h743xx --no-reset --format elf {elf}",
-        "reset --target stm32h743xx"]
+        f"load --target stm32h743xx --uid 066DFF485153 --no-reset --format elf {elf}",
+        "reset --target stm32h743xx --uid 066DFF485153"]
 
 
 def test_board_run_on_board_with_port_and_device_reset(fake_pyocd, pty_device, tmp_path):
