@@ -31,7 +31,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Tool
 
-from tabula import procs
+from tabula import procs, status
 
 MAP_FLAG = "-Wl,-Map=${TARGET.base}.map"
 """The linker map flag in ``LINKFLAGS``; :func:`program` puts the target's path in (no SCons substitution)."""
@@ -104,7 +104,11 @@ def _execute(argv: list[str], env, capture: bool = False):
 # ---- Python stages and scripts --------------------------------------------------------------------
 
 def _run_command(target, source, env):
-    code, _, _ = _execute(render(env["TABULA_ARGV"], target, source), env)
+    argv = render(env["TABULA_ARGV"], target, source)
+    code, _, _ = _execute(argv, env)
+    if code:  # after the stage's own record (tabula.cli writes one): the consequence, not the cause
+        status.record("scons", error=f"{' '.join(argv[:4])} ... exited with {code} (its output is above)",
+                      target=path_of(target[0]), exit_code=code)
     return code
 
 
@@ -179,26 +183,39 @@ def link_argv(env, target, source) -> list[str]:
     return [env["LINK"], "-o", path_of(target[0]), *flags, *[path_of(s) for s in source]]
 
 
+def _first_error(output: str) -> str:
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    return next((ln for ln in lines if "error" in ln.lower()), lines[-1] if lines else "no output")
+
+
 def _compile(target, source, env):
-    return _execute(compile_argv(env, target, source), env)[0]
+    code, out, p = _execute(compile_argv(env, target, source), env, capture=True)
+    if p is not None:
+        sys.stdout.write(p.stdout or "")
+        sys.stderr.write(p.stderr or "")
+    if code:
+        status.record("compile", error=f"compiling {path_of(source[0])} failed: {_first_error(out)}", exit_code=code)
+    return code
 
 
 def _link(target, source, env):
     argv = link_argv(env, target, source)
     memory_map = env.get("TABULA_MEMORY_MAP")
-    if memory_map is None:
-        return _execute(argv, env)[0]
-    from tabula.memory import linker_overflow_line
-
-    code, _, p = _execute(argv, env, capture=True)
+    code, out, p = _execute(argv, env, capture=True)
     if p is None:
         return code
     sys.stdout.write(p.stdout or "")
-    line = linker_overflow_line((p.stdout or "") + (p.stderr or ""), memory_map) if code else None
+    line = None
+    if code and memory_map is not None:
+        from tabula.memory import linker_overflow_line
+
+        line = linker_overflow_line(out, memory_map)
     if line is None:
         sys.stderr.write(p.stderr or "")
     else:
         print(f"tabula: error: {line}", file=sys.stderr)
+    if code:
+        status.record("link", error=line or f"linking {path_of(target[0])} failed: {_first_error(out)}", exit_code=code)
     return code
 
 

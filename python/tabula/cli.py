@@ -96,21 +96,33 @@ def _cmd_plots(a) -> int:
 
 
 def _cmd_show(a) -> int:
+    """Print a results.json (or a build folder's) as the report table; its structure is checked first
+    (:func:`tabula.report.check_results`) and control characters in its text are escaped."""
     from .errors import MissingFileError, StageError
-    from .report import print_table
+    from .files import shown
+    from .report import check_results, print_table
 
     if os.path.isdir(a.results):  # a build folder: its results.json
         a.results = os.path.join(a.results, "results.json")
+    path = shown(a.results)
+    again = "run the board again (tabula run or scons) to rewrite it"
     try:
         with open(a.results, encoding="utf-8") as f:
             res = json.load(f)
     except FileNotFoundError:
-        raise MissingFileError(f"{a.results} not found; tabula run (or scons) writes results.json") from None
+        raise MissingFileError(f"{path} not found; tabula run (or scons) writes results.json") from None
+    except RecursionError:
+        raise StageError(f"{path} is not a readable results.json (nested too deeply to be tabula's); {again}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StageError(f"{a.results} is not a readable results.json ({type(e).__name__}: {e}); run the "
-                         "board again (tabula run or scons) to rewrite it") from None
+        raise StageError(f"{path} is not a readable results.json ({type(e).__name__}: {e}); {again}") from None
     if not isinstance(res, dict):
-        raise StageError(f"{a.results} holds a JSON {type(res).__name__}, not tabula results; run the board again")
+        raise StageError(f"{path} holds a JSON {type(res).__name__}, not tabula results; run the board again")
+    try:
+        check_results(res)
+    except RecursionError:
+        raise StageError(f"{path} is not tabula results (nested too deeply); {again}") from None
+    except ValueError as e:
+        raise StageError(f"{path} is not tabula results: {shown(e)}; {again}") from None
     print_table(res)
     return 0
 
@@ -155,12 +167,16 @@ def _cmd_validate(a) -> int:
     from .stages import check_run_options, run_and_report
 
     board = load_board(a.board)
-    check_run_options(board, a.runner or None, a.limit, a.port or None, a.timeout, probe=a.probe or None)
+    runner = check_run_options(board, a.runner or None, a.limit, a.port or None, a.timeout, probe=a.probe or None)
     if bool(a.model) != bool(a.data):
         raise StageError("--model and --data go together (or give neither for the digits example)")
     check_build_dir(a.build_dir, "--build-dir ")
     if a.name:
         check_folder_name(a.name, "--name ")
+    if runner == "board":  # a missing probe is said in a second, not after the build
+        from .deploy.runners.board import check_probe
+
+        check_probe(board, a.probe or None)
     build_dir = Path(a.build_dir).resolve()
     if a.model:
         model, data = str(Path(a.model).resolve()), str(Path(a.data).resolve())

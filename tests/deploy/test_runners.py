@@ -150,6 +150,55 @@ def test_fvp_that_fails_to_start_is_one_clear_error(fake_fvp, tmp_path, monkeypa
             pass
 
 
+# ---- process lifetime: nothing a runner started outlives the tabula process -----------------------
+
+_PARENT = """
+import sys, time
+from tabula.deploy.runners import get_runner
+runner = get_runner(sys.argv[1])(log_path=sys.argv[3])
+with runner.start(sys.argv[2], None) as link:
+    print(runner.proc.pid, flush=True)
+    time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie nobody reaped yet is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("name", ["host", "fvp"])
+def test_a_killed_tabula_process_takes_its_emulator_with_it(name, fake_fvp, tmp_path, monkeypatch):
+    """``kill -9`` of the process running a session: the FVP (here the fake in the real FVP's
+    ``linger`` manner: it keeps simulating when its UART client goes) and a host firmware that is stuck
+    (it no longer reads its pipe) end with it -- before, both ran on in their own session."""
+    if name == "host":
+        fw = tmp_path / "stuck_firmware"
+        fw.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n")
+        fw.chmod(0o755)
+    else:
+        monkeypatch.setenv("FAKE_FVP_MODE", "linger")
+        fw = fake_fvp[0]
+    import subprocess
+
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, name, str(fw), str(tmp_path / f"{name}.log")],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    assert _running(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if _running(child):
+        os.kill(child, 9)
+        pytest.fail(f"the {name} child {child} outlived its killed parent")
+
+
 # ---- board (pyocd + serial) ------------------------------------------------------------------
 
 FAKE_PYOCD = """#!{python}

@@ -243,3 +243,20 @@ class Runner(_Runner):
     def describe(self) -> str:
         cmds = "; ".join(" ".join(c) for c in self.commands[-3:]) or "no pyocd command run"
         return f"board runner: {cmds}; last step {self.step}; log {self.log_path}"
+
+
+def check_probe(board, probe: str | None = None, pyocd: str = PYOCD) -> str:
+    """Before anything is built (``tabula validate``, ``scons ... runner=board``): pyocd is installed and
+    the board's debug probe is connected (:meth:`Runner.find_probe`, about a second); returns the
+    probe's unique id.
+
+    Raises:
+        RunnerError: one line naming what is missing, the board's target and how to name a probe.
+    """
+    r = Runner(os.devnull, probe=probe, pyocd=pyocd)
+    try:
+        r.check_tools(board)
+        r.find_probe(board)
+    finally:
+        r.stop()
+    return str(r.uid)
