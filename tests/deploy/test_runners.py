@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import socket
 import sys
 import threading
@@ -206,9 +207,13 @@ import json, os, sys
 args = sys.argv[1:]
 with open({log!r}, "a") as f:
     f.write(" ".join(args) + "\\n")
+if args and args[0] == os.environ.get("FAKE_PYOCD_HANG"):
+    import time
+    time.sleep(60)
 if args[:2] == ["json", "--probes"]:
-    print(json.dumps({{"status": 0, "boards": [{{"unique_id": "066DFF485153", "info": "ST NUCLEO-H743ZI",
-                                               "target": "stm32h743xx"}}][:0 if os.environ.get("FAKE_PYOCD_NO_PROBE") else 1]}}))
+    probes = [{{"unique_id": "066DFF485153", "info": "ST NUCLEO-H743ZI", "target": "stm32h743xx"}},
+              {{"unique_id": "0670FF3031", "info": "ST NUCLEO-H743ZI2", "target": "stm32h743xx"}}]
+    print(json.dumps({{"status": 0, "boards": probes[:int(os.environ.get("FAKE_PYOCD_PROBES", "1"))]}}))
 elif args[:2] == ["json", "--targets"]:
     print(json.dumps({{"status": 0, "targets": [{{"name": "stm32h743xx", "source": "builtin"}},
                                                 {{"name": "m467hjhae", "source": "builtin"}}]}}))
@@ -237,8 +242,9 @@ class PtyDevice(threading.Thread):
     whenever the fake pyocd logs a ``reset``, answers INPUT with the reversed payload. ``reset_after``: reboot by itself after
     that many outputs; ``silent``: never answer INPUT."""
 
-    def __init__(self, calls: Path, reset_after=None, silent=False):
+    def __init__(self, calls: Path, reset_after=None, silent=False, mute=False):
         super().__init__(daemon=True)
+        self.mute = mute   # never a byte: a board on another port, or at another baud
         self.master, slave = pty.openpty()
         self.port = os.ttyname(slave)
         self._slave = slave
@@ -267,7 +273,8 @@ class PtyDevice(threading.Thread):
             n_resets = sum(ln.startswith("reset ") for ln in text.splitlines())
             if n_resets > resets_seen:
                 resets_seen = n_resets
-                self.boot()
+                if not self.mute:
+                    self.boot()
             if not select.select([self.master], [], [], 0.02)[0]:
                 continue
             try:
@@ -404,6 +411,72 @@ def test_board_runner_errors_are_one_line(fake_pyocd, tmp_path, monkeypatch):
     with pytest.raises(RunnerError, match=r"^pyocd not found; install it with: pip install 'tabula\[board\]'"):
         with get_runner("board")(port="loop://").start(elf, load_board("nucleo_h743zi")):
             pass
+
+
+def test_board_runner_says_in_seconds_which_probe_is_missing(fake_pyocd, monkeypatch):
+    """The probe is checked first (pyocd json --probes): none, several and none named, or the named
+    one absent -- each one line with the board, its target, the probe it needs and probe=; nothing is
+    flashed. A named probe is used for every later command."""
+    elf, calls = fake_pyocd
+    nucleo = load_board("nucleo_h743zi")
+
+    def start(probe=None):
+        t0 = time.monotonic()
+        with pytest.raises(RunnerError) as e:
+            with get_runner("board")(port="loop://", probe=probe).start(elf, nucleo):
+                pass
+        assert time.monotonic() - t0 < 10
+        return str(e.value)
+
+    monkeypatch.setenv("FAKE_PYOCD_PROBES", "0")
+    assert start() == (
+        "no debug probe connected for nucleo_h743zi (pyocd target stm32h743xx): plug in the on-board ST-LINK (the "
+        "Nucleo's USB connector CN1) by USB (pyocd json --probes lists none), or name one with probe=<unique id> "
+        "(scons) or --probe (tabula validate); `pyocd list` shows them")
+    monkeypatch.setenv("FAKE_PYOCD_PROBES", "2")
+    assert start().startswith("2 debug probes connected (066DFF485153 (ST NUCLEO-H743ZI), 0670FF3031 (ST "
+                              "NUCLEO-H743ZI2)) and none named for nucleo_h743zi (pyocd target stm32h743xx); name one "
+                              "with probe=<unique id>")
+    assert start(probe="ABCD").startswith("debug probe 'ABCD' for nucleo_h743zi (pyocd target stm32h743xx) not found "
+                                          "(connected: 066DFF485153 (ST NUCLEO-H743ZI), 0670FF3031")
+    assert set(calls.read_text().splitlines()) == {"json --probes"}      # nothing was flashed
+    monkeypatch.setenv("TABULA_PROBE", "0670ff")                        # named (a part of the id, any case)
+    with get_runner("board")(port="loop://").start(elf, nucleo):
+        pass
+    assert calls.read_text().splitlines()[-2:] == [
+        f"load --target stm32h743xx --uid 0670FF3031 --no-reset --format elf {elf}", "reset --target stm32h743xx --uid 0670FF3031"]
+
+
+def test_board_runner_names_the_step_that_stalled(fake_pyocd, pty_device, monkeypatch):
+    """A flash that hangs is killed after its bound and named (step 'flash', the target, the probe);
+    a board that says nothing after reset is named too (step 'serial', the port and the baud)."""
+    import dataclasses
+
+    import tabula.boards
+    import tabula.deploy.runners.board as board_runner
+
+    elf, calls = fake_pyocd
+    monkeypatch.setattr(board_runner, "FLASH_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("FAKE_PYOCD_HANG", "load")
+    t0 = time.monotonic()
+    with pytest.raises(RunnerError) as e:
+        with get_runner("board")(port="loop://").start(elf, load_board("nucleo_h743zi")):
+            pass
+    assert time.monotonic() - t0 < 5
+    assert re.match(r"board runner: step 'flash' stalled: \S*pyocd load --target stm32h743xx --uid 066DFF485153 "
+                    r".* did not finish within 0\.5 s; flashing firmware\.elf into stm32h743xx through probe "
+                    r"066DFF485153 stopped", str(e.value)), str(e.value)
+    monkeypatch.delenv("FAKE_PYOCD_HANG")
+    dev = pty_device(mute=True)
+    quick = dataclasses.replace(load_board("nucleo_h743zi"), serial={"baud": 115200, "boot_s": 0.5})
+    monkeypatch.setattr(tabula.boards, "load_board", lambda name: quick)
+    with pytest.raises(DeviceTimeout) as e:
+        run_on_board(elf, "nucleo_h743zi", SAMPLES, port=dev.port, timeout_s=5)
+    first = str(e.value).splitlines()[0]
+    assert first == (f"no HELLO from the device within 0.5 s; received nothing from the device; step 'serial' stalled: "
+                     f"nothing arrived on serial port {dev.port} at 115200 baud, after flashing and resetting through "
+                     "probe 066DFF485153; is it the board's own serial port (port=...), and does the baud match "
+                     "board.toml [serial]?")
 
 
 def test_find_port_by_usb_id():

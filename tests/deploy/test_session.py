@@ -329,6 +329,7 @@ def test_lost_output_is_asked_again_after_one_retransmission_timeout(transport):
     assert r.n_spurious_retries == 0          # the link really lost that OUTPUT: the retry stays counted
 
 
+@pytest.mark.parametrize("transport", ["pipe"], indirect=True)   # timing, not transport: one is enough
 def test_a_slow_inference_is_not_a_retry(transport):
     """Sample 3 takes 1.6 s (a loaded emulator, a stall) while the others take milliseconds: the host
     asks again after its 1 s timeout, the device answers that RESEND too once it has computed, and the
@@ -342,6 +343,7 @@ def test_a_slow_inference_is_not_a_retry(transport):
     assert r.link_stats()["spurious_retries"] == 1 and r.link_stats()["retries"] == 0
 
 
+@pytest.mark.parametrize("transport", ["pipe"], indirect=True)
 def test_the_input_timer_learns_a_long_inference(transport, monkeypatch):
     """Every inference takes 0.6 s, three times the first timeout and twice the cap (scaled down from
     3 s / 4 s): the first sample's silences turn out spurious and teach the INPUT timer the true round
