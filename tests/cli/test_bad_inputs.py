@@ -661,7 +661,8 @@ def metachar_build(tiny, tmp_path_factory):
     leaked = _markers(base, files, build_dir)
     for m in leaked:
         m.unlink()
-    out = build_dir / "host" / tabula.files.folder_name(model.stem)
+    # name= defaults to the model's file name made a plain folder name: each other character becomes '_'
+    out = build_dir / "host" / re.sub(r"[^\w.+-]", "_", model.stem).lstrip(".-")
     return p, out, {"build_dir": build_dir, "model": model, "calib": calib, "data": data}, leaked
 
 

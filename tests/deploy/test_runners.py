@@ -151,6 +151,20 @@ def test_fvp_that_fails_to_start_is_one_clear_error(fake_fvp, tmp_path, monkeypa
             pass
 
 
+def test_every_runner_shares_the_one_base_class():
+    """start/wait/stop/describe, the log and the lifetime of child processes live once, in
+    runners/_process.Runner; every runner module's Runner derives from it and adds only open()."""
+    from tabula.deploy.runners import available_runners
+    from tabula.deploy.runners._process import Runner as Base
+
+    names = available_runners()
+    assert names == ["board", "fvp", "host", "qemu"]
+    for name in names:
+        cls = get_runner(name)
+        assert issubclass(cls, Base) and cls.open is not Base.open, name
+        assert all(getattr(cls, m) is getattr(Base, m) for m in ("start", "spawn", "run_tool", "stop")), name
+
+
 # ---- process lifetime: nothing a runner started outlives the tabula process -----------------------
 
 _PARENT = """

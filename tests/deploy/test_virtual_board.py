@@ -71,4 +71,6 @@ def test_digits_bit_exact_on_the_virtual_dev_board_through_a_noisy_link(digits_m
     injected = r["link"]["injected"]
     assert injected["spec"] == "0.01:1" and injected["frames_damaged"] >= 5     # the link really was bad
     assert r["link"]["retries"] >= injected["frames_damaged"] // 2
+    calls = (Path(os.environ["VBOARD_DIR"]) / "calls.log").read_text().splitlines()
+    assert calls[0] == "json --probes" and calls[-1].startswith("reset --target virtual_m55 --uid VIRTUAL0001")
     print(f"virtual board, 1e-2: 30 samples in {r['wall_seconds']} s, {r['link']}")
