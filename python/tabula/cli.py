@@ -154,7 +154,6 @@ def _cmd_validate(a) -> int:
     SCons reports through a status file (:mod:`tabula.status`): where it built (the firmware, the model
     and data it used) or the first stage's own error, which becomes this command's one line.  The
     build folder (``<build-dir>/<board>``) stays locked from the build through the run."""
-    _quiet_torch()
     import tempfile
     from pathlib import Path
 
@@ -177,6 +176,7 @@ def _cmd_validate(a) -> int:
         from .deploy.runners.board import check_probe
 
         check_probe(board, a.probe or None)
+    _quiet_torch()  # after the checks: a wrong option or a missing probe is said before torch loads
     build_dir = Path(a.build_dir).resolve()
     if a.model:
         model, data = str(Path(a.model).resolve()), str(Path(a.data).resolve())
