@@ -19,6 +19,11 @@
  * Profiling (codegen profile=1: model.h defines TABULA_MODEL_N_PROFILED_OPS and the model fills
  * tabula_model_op_ticks[]): HELLO's flags byte has TABULA_HELLO_PROFILE set and every OUTPUT carries
  * u32 n_ops and the n_ops per-op tick counts after the outputs. Without it nothing changes.
+ *
+ * Debug (codegen debug=1: model.h defines TABULA_MODEL_N_DEBUG_OPS, tabula_model_run_until() and
+ * tabula_model_op_output()): HELLO's flags byte has TABULA_HELLO_DEBUG set, the last INPUT is kept, and a
+ * TENSOR request runs it again up to the op asked for and sends that op's output (docs/protocol.md,
+ * TENSOR). Without it a TENSOR request is an unknown type (NACK 3), as before.
  */
 #include <stdint.h>
 #include <string.h>
@@ -42,12 +47,18 @@
 #define TABULA_MODEL_INPUT_TOTAL_BYTES 4096u
 #endif
 #ifdef TABULA_MODEL_N_PROFILED_OPS
-#define TABULA_HELLO_FLAGS 1u    /* bit 0: OUTPUT carries per-op ticks (docs/protocol.md) */
+#define TABULA_HELLO_PROFILE 1u  /* bit 0: OUTPUT carries per-op ticks (docs/protocol.md) */
 #define PROFILE_BYTES (4u + 4u * TABULA_MODEL_N_PROFILED_OPS)
 #else
-#define TABULA_HELLO_FLAGS 0u
+#define TABULA_HELLO_PROFILE 0u
 #define PROFILE_BYTES 0u
 #endif
+#ifdef TABULA_MODEL_N_DEBUG_OPS
+#define TABULA_HELLO_DEBUG 2u    /* bit 1: the device answers TENSOR requests (docs/protocol.md) */
+#else
+#define TABULA_HELLO_DEBUG 0u
+#endif
+#define TABULA_HELLO_FLAGS (TABULA_HELLO_PROFILE | TABULA_HELLO_DEBUG)
 #if defined(TABULA_MODEL_OUTPUT_TOTAL_BYTES) && (TABULA_MODEL_OUTPUT_TOTAL_BYTES + 8u + PROFILE_BYTES > TABULA_FRAME_MAX_PAYLOAD)
 #error "the model's outputs (and, profiling, its per-op ticks) do not fit one OUTPUT frame (65527 bytes)"
 #endif
@@ -77,6 +88,13 @@ static struct {
     uint32_t ticks;
     int32_t status;
 } last;
+
+#ifdef TABULA_MODEL_N_DEBUG_OPS
+/* The last INPUT's bytes: a TENSOR request runs them again (the arena reuses the input buffers). */
+static uint8_t dbg_input[TABULA_MODEL_INPUT_TOTAL_BYTES > 0u ? TABULA_MODEL_INPUT_TOTAL_BYTES : 1u];
+static int dbg_have_input;
+#define TENSOR_HEAD_BYTES 14u    /* u16 op, u32 offset, u32 total bytes, i32 status */
+#endif
 
 static void send_hello(uint16_t seq)
 {
@@ -127,6 +145,10 @@ static int32_t run_one(const tabula_frame *in)
 {
     const uint8_t *src = in->payload;
     last.valid = 0;   /* copying the inputs may overwrite the previous outputs (shared arena) */
+#ifdef TABULA_MODEL_N_DEBUG_OPS
+    memcpy(dbg_input, in->payload, in->len);
+    dbg_have_input = 1;
+#endif
     for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
         memcpy(tabula_model_input(i), src, tabula_model_input_bytes[i]);
         src += tabula_model_input_bytes[i];
@@ -144,6 +166,58 @@ static int32_t run_one(const tabula_frame *in)
     send_last_output();
     return status;
 }
+
+#ifdef TABULA_MODEL_N_DEBUG_OPS
+/* TENSOR request (payload u16 op, u32 offset): run the last INPUT up to op `op` and answer with TENSOR:
+ * u16 op, u32 offset, u32 the op output's total bytes, i32 the partial run's status, then the output's
+ * bytes from `offset` (as many as fit one frame). The model's buffers then hold a partial run: the stored
+ * OUTPUT is no longer available (a RESEND gets NACK 5; the host sends INPUT again). */
+static void answer_tensor(const tabula_frame *in)
+{
+    const uint8_t *p = in->payload;
+    const uint8_t *src = dbg_input;
+    uint32_t op, offset, total = 0u, n;
+    int32_t status;
+    const uint8_t *out;
+    tabula_frame_writer w;
+
+    if (in->len != 6u) {
+        tabula_send_nack(in->seq, TABULA_NACK_LENGTH);
+        return;
+    }
+    op = (uint32_t)p[0] | ((uint32_t)p[1] << 8);
+    offset = (uint32_t)p[2] | ((uint32_t)p[3] << 8) | ((uint32_t)p[4] << 16) | ((uint32_t)p[5] << 24);
+    if (!dbg_have_input) {
+        tabula_send_nack(in->seq, TABULA_NACK_NOT_AVAILABLE);
+        return;
+    }
+    if (op >= TABULA_MODEL_N_DEBUG_OPS) {
+        tabula_send_nack(in->seq, TABULA_NACK_OUT_OF_RANGE);
+        return;
+    }
+    last.valid = 0;
+    for (int i = 0; i < TABULA_MODEL_N_INPUTS; i++) {
+        memcpy(tabula_model_input(i), src, tabula_model_input_bytes[i]);
+        src += tabula_model_input_bytes[i];
+    }
+    status = (int32_t)tabula_model_run_until((int)op);
+    out = tabula_model_op_output((int)op, &total);
+    if (offset > total || (offset == total && total != 0u)) {
+        tabula_send_nack(in->seq, TABULA_NACK_OUT_OF_RANGE);
+        return;
+    }
+    n = total - offset;
+    if (n > TABULA_FRAME_MAX_PAYLOAD - TENSOR_HEAD_BYTES) {
+        n = TABULA_FRAME_MAX_PAYLOAD - TENSOR_HEAD_BYTES;
+    }
+    tabula_frame_begin(&w, TABULA_MSG_TENSOR, in->seq, (uint16_t)(TENSOR_HEAD_BYTES + n));
+    tabula_frame_put(&w, p, 6u);   /* op and offset, as asked */
+    tabula_frame_put_u32(&w, total);
+    tabula_frame_put_u32(&w, (uint32_t)status);
+    tabula_frame_put(&w, out + offset, n);
+    tabula_frame_end(&w);
+}
+#endif
 
 static void finish(int32_t exit_code)
 {
@@ -204,6 +278,10 @@ int main(void)
             tabula_send_status(rx.seq, exit_code, n_inferences, n_rejected, n_replayed);
         } else if (rx.type == TABULA_MSG_EXIT) {
             finish(exit_code);
+#ifdef TABULA_MODEL_N_DEBUG_OPS
+        } else if (rx.type == TABULA_MSG_TENSOR) {
+            answer_tensor(&rx);
+#endif
         } else {
             tabula_send_nack(rx.seq, TABULA_NACK_TYPE);
         }

@@ -28,6 +28,8 @@ enum {
     TABULA_MSG_NACK = 0x06,    /* device -> host */
     TABULA_MSG_RESEND = 0x07,  /* host -> device: "send OUTPUT <seq> again" (version 2) */
     TABULA_MSG_EXIT = 0x08,    /* host -> device: "I have STATUS: write EOT and exit" (version 2) */
+    TABULA_MSG_TENSOR = 0x09,  /* host -> device: "run the last INPUT up to op k, send its output"; device -> host:
+                                * the answer (a debug firmware only, HELLO flags bit 1) */
 };
 
 /* NACK reasons. A frame rejected for a non-hex character or a missing '\n' is reported as
@@ -37,7 +39,8 @@ enum {
     TABULA_NACK_LENGTH = 2,    /* wrong payload size for an INPUT */
     TABULA_NACK_TYPE = 3,
     TABULA_NACK_TOO_LONG = 4,
-    TABULA_NACK_NOT_AVAILABLE = 5,   /* RESEND for a seq whose OUTPUT the device does not hold */
+    TABULA_NACK_NOT_AVAILABLE = 5,   /* RESEND for a seq whose OUTPUT the device does not hold; TENSOR before any INPUT */
+    TABULA_NACK_OUT_OF_RANGE = 6,    /* TENSOR for an op the model does not have, or an offset past its output */
 };
 
 /* Running CRC32 with zlib.crc32 semantics: crc = tabula_crc32(0, a); crc = tabula_crc32(crc, b)

@@ -27,7 +27,7 @@ from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
 from .fusion import fuse_all
 from .placement import Placement, place
-from .profile import op_entries
+from .profile import emitted_entries, op_entries
 
 __all__ = ["generate", "GeneratedModel", "TEMPLATES_DIR", "RUNTIME_DIR"]
 
@@ -60,6 +60,7 @@ class GeneratedModel:
     const_bytes: int
     placement: Placement | None = None
     ops: list | None = None      # profile: one entry per emitted op (codegen/profile.py), else None
+    emitted: list | None = None  # every build: one entry per emitted op with its tensors (profile.emitted_entries)
 
 
 def c_ident(name: str) -> str:
@@ -78,7 +79,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None,
-             profile: bool = False) -> GeneratedModel:
+             profile: bool = False, debug: bool = False) -> GeneratedModel:
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
 
     ``memory``: the board's :class:`tabula.memory.MemoryMap` (``board.memory``); constants and
@@ -87,6 +88,11 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     defines ``TABULA_MODEL_N_PROFILED_OPS``; the runtime sends them in OUTPUT) and return the op list
     (:func:`.profile.op_entries`) in ``GeneratedModel.ops``; False (default) renders the same bytes as
     before profiling existed.
+    ``debug``: also render ``tabula_model_run_until(op)`` and ``tabula_model_op_output(op, &nbytes)``
+    (model.h defines ``TABULA_MODEL_N_DEBUG_OPS``; the runtime then answers TENSOR requests,
+    docs/protocol.md); False (default) renders the same bytes as before.  Every build returns the
+    emitted op list with each op's input and output tensors in ``GeneratedModel.emitted``
+    (:func:`.profile.emitted_entries`).
 
     Raises:
         tabula.ir.IRError: the graph breaks an op contract.
@@ -141,7 +147,8 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     ops_ctx = []
     for op in g.ops:
         code = templates[op.op].render(**OP_EMITTERS[op.op].context(op, g, ref))
-        ops_ctx.append(dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code))
+        ops_ctx.append(dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code,
+                            out_ref=ref(op.outputs[0]), out_bytes=g.tensors[op.outputs[0]].nbytes))
 
     constants = [
         dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm,
@@ -161,7 +168,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
 
     common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs),
                   arena_bytes=arenas[0]["nbytes"], arenas=arenas, placement=None if default else moved,
-                  profile=profile, n_ops=len(ops_ctx))
+                  profile=profile, n_ops=len(ops_ctx), debug=debug)
     model_h = out / "model.h"
     model_c = out / "model.c"
     _write_atomic(model_h, env.get_template("model.h.j2").render(**common))
@@ -173,5 +180,6 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     )
     merged = {n: placement.location(n)[1] for n in placement.tensor_part}
     entries = op_entries(g, [o["code"] for o in ops_ctx]) if profile else None
+    emitted = emitted_entries(g, [o["code"] for o in ops_ctx])
     return GeneratedModel(model_c, model_h, ArenaPlan(merged, placement.arena_bytes, whole.lower_bound), const_bytes, placement,
-                          entries)
+                          entries, emitted)

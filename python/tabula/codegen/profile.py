@@ -9,7 +9,7 @@ import re
 from ..ir import Graph, Op
 from ..reference.ops import TType, specs
 
-__all__ = ["op_entries", "macs"]
+__all__ = ["op_entries", "emitted_entries", "macs"]
 
 _KERNEL = re.compile(r"\b(tabula_(?!board_)\w+)\s*\(")
 
@@ -38,4 +38,15 @@ def op_entries(g: Graph, codes: list[str]) -> list[dict]:
         out.append({"index": i, "op": op.op, "kernel": m.group(1) if m else None,
                     "shape": [int(d) for d in g.tensors[op.outputs[0]].shape], "macs": macs(op, g),
                     "source": op.source})
+    return out
+
+
+def emitted_entries(g: Graph, codes: list[str]) -> list[dict]:
+    """:func:`op_entries` with each op's tensors: ``inputs`` and ``outputs`` (names in the emitted graph
+    ``g``; a name absent from the IR is a constant codegen made, e.g. a fused ``__requant`` block) --
+    what ``src/ops.json`` holds for the report (the kernel each IR op ran in, the arena timeline) and
+    for a debug firmware's TENSOR requests (op ``index`` writes ``outputs[0]``)."""
+    out = op_entries(g, codes)
+    for e, op in zip(out, g.ops):
+        e["inputs"], e["outputs"] = list(op.inputs), list(op.outputs)
     return out

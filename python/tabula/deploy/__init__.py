@@ -19,6 +19,7 @@ from .runners._process import Runner, RunnerError, runner_settings
 from .faults import FaultSpec, FaultyLink, summarize
 from .session import (
     MAX_RETRIES,
+    DebugUnavailable,
     DeviceError,
     DeviceReset,
     DeviceTimeout,
@@ -27,6 +28,7 @@ from .session import (
     SessionError,
     SessionResult,
     run_session,
+    run_tensor_session,
 )
 
 EXIT_WAIT_S = 10.0
@@ -34,7 +36,7 @@ DEFAULT_TIMEOUT_S = 120.0
 
 FAULTS_ENV = "TABULA_LINK_FAULTS"
 
-__all__ = ["run_on_board", "run_session", "SessionResult", "SessionError", "DeviceError",
+__all__ = ["run_on_board", "run_tensors_on_board", "run_session", "run_tensor_session", "DebugUnavailable", "SessionResult", "SessionError", "DeviceError",
            "DeviceTimeout", "DeviceReset", "LinkError", "InputSizeMismatch", "RunnerError",
            "get_runner", "Runner", "FaultSpec", "FaultyLink"]
 
@@ -62,6 +64,35 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
     puts a FaultyLink between the host and the device; what it injected lands in
     ``result.injected`` (both directions added up). ``max_retries``: per request, see run_session.
     """
+    def session(link, timeout_s, log, hello_timeout_s):
+        return run_session(link, inputs, timeout_s=timeout_s, expect_input_bytes=expect_input_bytes, log=log,
+                           hello_timeout_s=hello_timeout_s, max_retries=max_retries)
+
+    return _on_board(elf_path, board_name, session, runner, timeout_s, log_path, port, faults, probe)
+
+
+def run_tensors_on_board(elf_path: str | os.PathLike, board_name: str, sample: bytes, n_ops: int, visit,
+                         runner: str | None = None, timeout_s: float | None = None,
+                         log_path: str | os.PathLike | None = None, port: str | None = None,
+                         probe: str | None = None) -> SessionResult:
+    """Start a debug firmware (``debug=1``) as :func:`run_on_board` does and read its intermediate tensors
+    for one ``sample`` (:func:`tabula.deploy.session.run_tensor_session`: ``visit(op, data, status)`` per
+    op, in ``model.c``'s order, until it returns False).  ``log_path`` defaults to ``<elf dir>/debug.log``.
+
+    Raises:
+        DebugUnavailable: the firmware was built without debug.
+        SessionError: as :func:`run_on_board`."""
+    def session(link, timeout_s, log, hello_timeout_s):
+        return run_tensor_session(link, sample, n_ops, visit, timeout_s=timeout_s, log=log,
+                                  hello_timeout_s=hello_timeout_s)
+
+    log_path = Path(log_path) if log_path is not None else Path(elf_path).parent / "debug.log"
+    return _on_board(elf_path, board_name, session, runner, timeout_s, log_path, port, None, probe)
+
+
+def _on_board(elf_path, board_name: str, session, runner, timeout_s, log_path, port, faults, probe) -> SessionResult:
+    """Start ``elf_path`` with the board's runner and run ``session(link, timeout_s, log, hello_timeout_s)``
+    on its link (the body of :func:`run_on_board`)."""
     from tabula.boards import load_board
 
     if faults is None and os.environ.get(FAULTS_ENV):
@@ -87,10 +118,7 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
             if faults is not None:
                 link = FaultyLink(link, faults)
             try:
-                result = run_session(link, inputs, timeout_s=timeout_s,
-                                     expect_input_bytes=expect_input_bytes, log=log_path,
-                                     hello_timeout_s=float(boot_s) if boot_s else None,
-                                     max_retries=max_retries)
+                result = session(link, timeout_s, log_path, float(boot_s) if boot_s else None)
             except SessionError as e:
                 if faults is not None:
                     e.partial.injected = _injected(faults, link)

@@ -59,6 +59,7 @@ class MsgType(IntEnum):
     NACK = 0x06
     RESEND = 0x07  # version 2
     EXIT = 0x08  # version 2
+    TENSOR = 0x09  # a debug firmware (HELLO flags bit 1): host asks for one op's output, device answers
 
 
 class NackReason(IntEnum):
@@ -66,7 +67,8 @@ class NackReason(IntEnum):
     LENGTH_MISMATCH = 2
     UNKNOWN_TYPE = 3
     FRAME_TOO_LONG = 4
-    NOT_AVAILABLE = 5  # RESEND for an OUTPUT the device does not hold (version 2)
+    NOT_AVAILABLE = 5  # RESEND for an OUTPUT the device does not hold (version 2); TENSOR before any INPUT
+    OUT_OF_RANGE = 6  # TENSOR for an op the model does not have, or an offset past its output
 
 
 class ProtocolError(ValueError):
@@ -204,11 +206,16 @@ class Hello:
     output_sizes: tuple[int, ...]
     tick_hz: int
     board_name: str
-    flags: int = 0  # bit 0 (HELLO_PROFILE): every OUTPUT carries per-op ticks after the outputs
+    flags: int = 0  # bit 0 (HELLO_PROFILE): every OUTPUT carries per-op ticks; bit 1 (HELLO_DEBUG): TENSOR
 
     @property
     def profile(self) -> bool:
         return bool(self.flags & HELLO_PROFILE)
+
+    @property
+    def debug(self) -> bool:
+        """The firmware answers TENSOR requests (a ``debug=1`` build)."""
+        return bool(self.flags & HELLO_DEBUG)
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,10 @@ def _need(payload: bytes, size: int, what: str, exact: bool = True) -> None:
 
 #: HELLO flags bit 0: the firmware profiles (codegen ``profile``): OUTPUT ends with u32 n_ops and n_ops u32 ticks.
 HELLO_PROFILE = 0x01
+#: HELLO flags bit 1: the firmware answers TENSOR requests (codegen ``debug``): each op's output on demand.
+HELLO_DEBUG = 0x02
+#: Bytes of a TENSOR answer before the data: u16 op, u32 offset, u32 total bytes, i32 status.
+TENSOR_HEAD = 14
 
 
 def encode_hello(input_sizes: Sequence[int], output_sizes: Sequence[int], tick_hz: int,
@@ -326,3 +337,36 @@ def parse_nack(payload: bytes) -> NackReason | int:
         return NackReason(payload[0])
     except ValueError:
         return payload[0]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A TENSOR answer: ``data`` is the op's output bytes from ``offset`` (a chunk of ``total``)."""
+    op: int
+    offset: int
+    total: int
+    status: int
+    data: bytes
+
+
+def encode_tensor_request(op: int, offset: int = 0) -> bytes:
+    """TENSOR request payload: u16 op index (tabula_model_run's order), u32 byte offset into its output."""
+    if not 0 <= op <= 0xFFFF or not 0 <= offset <= 0xFFFFFFFF:
+        raise ProtocolError(f"TENSOR request for op {op} at offset {offset} does not fit u16 / u32")
+    return struct.pack("<HI", op, offset)
+
+
+def encode_tensor(op: int, offset: int, total: int, status: int, data: bytes) -> bytes:
+    """TENSOR answer payload (what a debug firmware sends)."""
+    return struct.pack("<HIIi", op, offset, total, status) + bytes(data)
+
+
+def parse_tensor(payload: bytes) -> Tensor:
+    """A TENSOR answer.  Raises ProtocolError when it is shorter than its head or its data runs past
+    the output's total size."""
+    _need(payload, TENSOR_HEAD, "TENSOR", exact=False)
+    op, offset, total, status = struct.unpack_from("<HIIi", payload)
+    data = bytes(payload[TENSOR_HEAD:])
+    if offset + len(data) > total:
+        raise ProtocolError(f"TENSOR for op {op}: {len(data)} bytes at offset {offset} run past its {total} bytes")
+    return Tensor(op, offset, total, status, data)

@@ -69,6 +69,8 @@ from .protocol import (
     parse_nack,
     parse_output,
     parse_status,
+    parse_tensor,
+    encode_tensor_request,
 )
 
 MAX_RETRIES = 32
@@ -369,6 +371,7 @@ class _Session:
         self.echo: _Echo | None = None
         self.hello_seen = False
         self.idempotent = True  # False for a version 1 device: no retry on mere silence
+        self.stage = ""  # what the session waits for (the errors say it)
 
     def fail(self, cls, message: str) -> SessionError:
         self.rx.sync_stats()
@@ -511,71 +514,155 @@ def run_session(link: Link, inputs: list[bytes], *, timeout_s: float,
     fh, owned, result.transcript_path = _open_log(log)
     rx = _Receiver(link, fh, result)
     s = _Session(link, rx, result, timeout_s, max_retries)
-    stage = "HELLO"
+    s.stage = "HELLO"
     try:
         hello = _hello(s, timeout_s if hello_timeout_s is None else hello_timeout_s)
         _check_sizes(hello, inputs, expect_input_bytes, result)
         v2 = s.idempotent = hello.version >= 2
 
-        for i, sample in enumerate(inputs):
-            seq = i & 0xFFFF
-            stage = f"OUTPUT for sample {i} (seq {seq})"
-            try:
-                request = encode_frame(MsgType.INPUT, seq, sample)
-            except ProtocolError as e:
-                raise s.fail(InputSizeMismatch, f"cannot send INPUT seq {seq}: {e}") from e
-            resend = encode_frame(MsgType.RESEND, seq) if v2 else request
+        from ..progress import bar
 
-            def again(cause, last_nack, request=request, resend=resend):
-                # After a NACK (even a damaged one) the device lacks the INPUT; otherwise it may
-                # hold the OUTPUT already and a RESEND is the cheaper question.
-                if cause == "nack" or (cause == "damaged" and rx.parser.last_rejected_type == MsgType.NACK):
-                    return request
-                return resend
-
-            frame = s.ask(stage, request, lambda f, seq=seq: f.type == MsgType.OUTPUT and f.seq == seq,
-                          again, seq=seq, fatal_nacks=(NackReason.LENGTH_MISMATCH,), timer=s.compute)
-            try:
-                out = parse_output(frame.payload, hello.output_sizes, hello.profile)
-            except ProtocolError as e:
-                raise s.fail(DeviceError, f"bad {stage}: {e}") from e
-            if hello.tick_hz:  # the device says how long it computed: the INPUT timer never fires sooner
-                s.compute.inference(out.ticks / hello.tick_hz)
-            result.outputs.append(out.outputs)
-            result.ticks.append(out.ticks)
-            if out.op_ticks is not None:
-                result.op_ticks.append(out.op_ticks)
-            result.model_status.append(out.status)
-
-        seq = len(inputs) & 0xFFFF
-        stage = f"STATUS (END seq {seq})"
-        eot_before = rx.parser.eot_count
-        end = encode_frame(MsgType.END, seq)
-        frame = s.ask(stage, end, lambda f: f.type == MsgType.STATUS and f.seq == seq,
-                      lambda cause, nack: end, seq=seq)
-        try:
-            status = parse_status(frame.payload)
-        except ProtocolError as e:
-            raise s.fail(DeviceError, f"bad STATUS: {e}") from e
-        result.exit_code, result.n_inferences = status.exit_code, status.n_inferences
-        result.device_rejected, result.device_replayed = status.n_rejected, status.n_replayed
-
-        stage = "EOT"
-        result.eot = _finish(s, seq, v2, eot_before)
-        rx.sync_stats()
-
+        with bar(total=len(inputs), desc="device run", unit="sample") as shown:
+            for i, sample in enumerate(inputs):
+                _infer(s, hello, i, i & 0xFFFF, sample, v2)
+                shown.update()
+        _end(s, len(inputs) & 0xFFFF, v2)
         bad = [(i, st) for i, st in enumerate(result.model_status) if st != 0]
-        if status.exit_code != 0 or bad:
-            what = f"device exited with status {status.exit_code}"
+        if result.exit_code != 0 or bad:
+            what = f"device exited with status {result.exit_code}"
             if bad:
                 what += f"; tabula_model_run failed on {len(bad)} sample(s), first: " \
                         f"sample {bad[0][0]} status {bad[0][1]}"
             raise s.fail(DeviceError, what)
         return result
     except LinkClosed as e:
-        raise s.fail(DeviceError, f"link closed while waiting for {stage} ({e})") from e
+        raise s.fail(DeviceError, f"link closed while waiting for {s.stage} ({e})") from e
     except LinkTimeout as e:
-        raise s.fail(DeviceTimeout, f"could not send to the device while waiting for {stage} ({e})") from e
+        raise s.fail(DeviceTimeout, f"could not send to the device while waiting for {s.stage} ({e})") from e
+    finally:
+        rx.sync_stats()
+        if owned and fh is not None:
+            fh.close()
+
+
+def _infer(s: _Session, hello: Hello, i: int, seq: int, sample: bytes, v2: bool) -> None:
+    """INPUT ``sample`` as seq ``seq`` and wait for its OUTPUT (asking again as the module docstring says);
+    the outputs, ticks, per-op ticks and status go into ``s.result``."""
+    result, rx = s.result, s.rx
+    stage = s.stage = f"OUTPUT for sample {i} (seq {seq})"
+    try:
+        request = encode_frame(MsgType.INPUT, seq, sample)
+    except ProtocolError as e:
+        raise s.fail(InputSizeMismatch, f"cannot send INPUT seq {seq}: {e}") from e
+    resend = encode_frame(MsgType.RESEND, seq) if v2 else request
+
+    def again(cause, last_nack):
+        # After a NACK (even a damaged one) the device lacks the INPUT; otherwise it may
+        # hold the OUTPUT already and a RESEND is the cheaper question.
+        if cause == "nack" or (cause == "damaged" and rx.parser.last_rejected_type == MsgType.NACK):
+            return request
+        return resend
+
+    frame = s.ask(stage, request, lambda f: f.type == MsgType.OUTPUT and f.seq == seq,
+                  again, seq=seq, fatal_nacks=(NackReason.LENGTH_MISMATCH,), timer=s.compute)
+    try:
+        out = parse_output(frame.payload, hello.output_sizes, hello.profile)
+    except ProtocolError as e:
+        raise s.fail(DeviceError, f"bad {stage}: {e}") from e
+    if hello.tick_hz:  # the device says how long it computed: the INPUT timer never fires sooner
+        s.compute.inference(out.ticks / hello.tick_hz)
+    result.outputs.append(out.outputs)
+    result.ticks.append(out.ticks)
+    if out.op_ticks is not None:
+        result.op_ticks.append(out.op_ticks)
+    result.model_status.append(out.status)
+
+
+def _end(s: _Session, seq: int, v2: bool) -> None:
+    """END (seq ``seq``) until STATUS comes, then EXIT until the EOT (:func:`_finish`); STATUS's figures
+    go into ``s.result``."""
+    result, rx = s.result, s.rx
+    stage = s.stage = f"STATUS (END seq {seq})"
+    eot_before = rx.parser.eot_count
+    end = encode_frame(MsgType.END, seq)
+    frame = s.ask(stage, end, lambda f: f.type == MsgType.STATUS and f.seq == seq,
+                  lambda cause, nack: end, seq=seq)
+    try:
+        status = parse_status(frame.payload)
+    except ProtocolError as e:
+        raise s.fail(DeviceError, f"bad STATUS: {e}") from e
+    result.exit_code, result.n_inferences = status.exit_code, status.n_inferences
+    result.device_rejected, result.device_replayed = status.n_rejected, status.n_replayed
+    s.stage = "EOT"
+    result.eot = _finish(s, seq, v2, eot_before)
+    rx.sync_stats()
+
+
+class DebugUnavailable(DeviceError):
+    """The firmware does not answer TENSOR requests (HELLO flags bit 1 is clear): build it with ``debug=1``."""
+
+
+def run_tensor_session(link: Link, sample: bytes, n_ops: int, visit: Callable[[int, bytes, int], bool], *,
+                       timeout_s: float, log: str | os.PathLike | IO | None = None,
+                       hello_timeout_s: float | None = None, max_retries: int = MAX_RETRIES) -> SessionResult:
+    """Read a debug firmware's intermediate tensors for one sample (docs/protocol.md, TENSOR): HELLO, INPUT
+    ``sample`` (seq 0) and its OUTPUT, then for op 0, 1, ... ``n_ops - 1`` TENSOR requests (in chunks of
+    one frame) for that op's whole output, each handed to ``visit(op, data, status)`` -- ``status`` is
+    what the run up to that op returned; the walk stops when ``visit`` returns False --, then END,
+    STATUS, EXIT.  Requests are asked again as an INPUT is (a repeated TENSOR request runs the same
+    partial inference again: the same answer).  ``result.outputs`` holds the sample's OUTPUT.
+
+    Raises:
+        DebugUnavailable: the firmware was built without debug (nothing is sent after HELLO).
+        DeviceError, DeviceTimeout, LinkError, DeviceReset: as :func:`run_session` (with the partial
+            result); a NACK 6 (no such op) is a DeviceError naming the op.
+    """
+    result = SessionResult()
+    fh, owned, result.transcript_path = _open_log(log)
+    rx = _Receiver(link, fh, result)
+    s = _Session(link, rx, result, timeout_s, max_retries)
+    s.stage = "HELLO"
+    try:
+        hello = _hello(s, timeout_s if hello_timeout_s is None else hello_timeout_s)
+        _check_sizes(hello, [sample], None, result)
+        if not hello.debug or hello.version < 2:
+            # a firmware without TENSOR would NACK each request as an unknown type: say why, then end the run
+            _end(s, 0, hello.version >= 2)
+            raise s.fail(DebugUnavailable, f"the firmware ({hello.board_name}) does not return intermediate tensors "
+                                           "(HELLO flags bit 1 clear): build it with debug=1 (tabula debug does)")
+        s.idempotent = True
+        _infer(s, hello, 0, 0, sample, True)
+        seq = 1
+        for op in range(n_ops):
+            data, status, offset, total = b"", 0, 0, None
+            while total is None or offset < total:
+                s.stage = f"TENSOR for op {op} at byte {offset} (seq {seq})"
+                request = encode_frame(MsgType.TENSOR, seq, encode_tensor_request(op, offset))
+                frame = s.ask(s.stage, request,
+                              lambda f, seq=seq: f.type == MsgType.TENSOR and f.seq == seq,
+                              lambda cause, nack, request=request: request, seq=seq,
+                              fatal_nacks=(NackReason.LENGTH_MISMATCH, NackReason.OUT_OF_RANGE,
+                                           NackReason.NOT_AVAILABLE, NackReason.UNKNOWN_TYPE), timer=s.compute)
+                seq = (seq + 1) & 0xFFFF
+                try:
+                    t = parse_tensor(frame.payload)
+                except ProtocolError as e:
+                    raise s.fail(DeviceError, f"bad {s.stage}: {e}") from e
+                if (t.op, t.offset) != (op, offset) or (total is not None and t.total != total) or \
+                        (not t.data and offset < t.total):
+                    raise s.fail(DeviceError, f"bad {s.stage}: it answers op {t.op} at byte {t.offset} of {t.total} "
+                                              f"with {len(t.data)} bytes")
+                total, status = t.total, t.status
+                data += t.data
+                offset += len(t.data)
+            if not visit(op, data, status):
+                break
+        _end(s, seq, True)
+        return result
+    except LinkClosed as e:
+        raise s.fail(DeviceError, f"link closed while waiting for {s.stage} ({e})") from e
+    except LinkTimeout as e:
+        raise s.fail(DeviceTimeout, f"could not send to the device while waiting for {s.stage} ({e})") from e
     finally:
         rx.sync_stats()
         if owned and fh is not None:

@@ -28,10 +28,11 @@ def _where(op: Op) -> str:
     return f"{op.op} ({op.source or 'no source'})"
 
 
-def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def run_graph(graph: Graph, inputs: list[np.ndarray], trace: dict | None = None) -> list[np.ndarray]:
     """Run ``graph`` on ``inputs`` (one array per ``graph.inputs``, IR shape and dtype, NHWC) and
     return the graph outputs.  Each op gets its IR ``attrs`` plus ``output_dtype`` (its output
-    tensor's dtype).  Raises :class:`InterpreterError` on a wrong input, an op without a reference,
+    tensor's dtype).  ``trace``, when given, receives every activation (graph inputs and every op's
+    output, by tensor name; constants not).  Raises :class:`InterpreterError` on a wrong input, an op without a reference,
     an op that fails, or a result whose shape/dtype differs from its IR tensor."""
     fns = op_functions()
     if len(inputs) != len(graph.inputs):
@@ -65,4 +66,6 @@ def run_graph(graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
                 f"{out_t.name!r} {out_t.dtype} {tuple(out_t.shape)}"
             )
         env[op.outputs[0]] = result
+    if trace is not None:
+        trace.update({k: v for k, v in env.items() if k not in graph.constants})
     return [env[n] for n in graph.outputs]
