@@ -190,6 +190,8 @@ def _first_error(output: str) -> str:
 
 def _compile(target, source, env):
     code, out, p = _execute(compile_argv(env, target, source), env, capture=True)
+    if _QUIET_COMPILES[0] and (code or (p is not None and (p.stdout or p.stderr))):
+        sys.stderr.write("\r\033[K" + _display(compile_argv(env, target, source)) + "\n")  # the bar's line first
     if p is not None:
         sys.stdout.write(p.stdout or "")
         sys.stderr.write(p.stderr or "")
@@ -219,7 +221,20 @@ def _link(target, source, env):
     return code
 
 
-_COMPILE = SCons.Action.Action(_compile, lambda t, s, env: _display(compile_argv(env, t, s)), varlist=["TABULA_CC_SIG"])
+_QUIET_COMPILES = [False]
+
+
+def quiet_compiles(on: bool) -> None:
+    """Whether compile commands are echoed: off while a progress bar counts the objects instead
+    (:class:`tabula.progress.CompileProgress`, on a terminal); a failing compile's output still prints."""
+    _QUIET_COMPILES[0] = bool(on)
+
+
+def _show_compile(target, source, env):
+    return None if _QUIET_COMPILES[0] else _display(compile_argv(env, target, source))
+
+
+_COMPILE = SCons.Action.Action(_compile, _show_compile, varlist=["TABULA_CC_SIG"])
 _LINK = SCons.Action.Action(_link, lambda t, s, env: _display(link_argv(env, t, s)), varlist=["TABULA_LINK_SIG"])
 _OBJECT = SCons.Builder.Builder(action=_COMPILE, suffix="$OBJSUFFIX", src_suffix=".c",
                                 source_scanner=SCons.Tool.CScanner)

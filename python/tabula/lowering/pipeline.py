@@ -310,6 +310,25 @@ def lower_graph(gm: GraphModule) -> Graph:
 
     g = Graph()
     ctx = LoweringContext(gm, g)
+    from ..progress import bar
+
+    # int16 table ops search their plans here (seconds each): a bar over the ops, on a terminal
+    work = [n for n in gm.graph.nodes if n.op == "call_function" and not is_qdq(n)]
+    int16 = any(is_quantize(q) and q.args[5] == torch.int16 for q in gm.graph.nodes)
+    with bar(len(work) if int16 else 0, "lowering (int16 table plans)", "op") as shown:
+        _lower_nodes(gm, g, ctx, shown)
+    for _, run_pass in PASSES:
+        run_pass(g)
+    try:
+        verify(g)
+    except IRError as e:
+        raise LoweringError(f"lowering produced an invalid IR: {e}") from e
+    return g
+
+
+def _lower_nodes(gm: GraphModule, g: Graph, ctx: LoweringContext, shown) -> None:
+    """Every node of ``gm`` in order: placeholders become graph inputs, aten ops their IR ops (``shown``
+    advances per op), the output node the graph outputs."""
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             users = list(n.users)
@@ -328,15 +347,9 @@ def lower_graph(gm: GraphModule) -> Graph:
                 raise LoweringError(f"{node_source(n)}: {name} reached the lowering; quantize with tabula.quantize, "
                                     "which removes identity ops before annotating")
             LOWERINGS[name](ctx, n)
+            shown.update()
         elif n.op == "output":
             for arg in torch.utils._pytree.tree_leaves(n.args[0]):
                 t = ctx.input(arg, n)
                 g.outputs.append(t.name)
                 g.io_layout[t.name] = "NCHW" if len(t.shape) == 4 else "plain"
-    for _, run_pass in PASSES:
-        run_pass(g)
-    try:
-        verify(g)
-    except IRError as e:
-        raise LoweringError(f"lowering produced an invalid IR: {e}") from e
-    return g

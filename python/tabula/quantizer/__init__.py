@@ -8,7 +8,7 @@ if TYPE_CHECKING:
 
 from ..errors import QuantizationError  # noqa: E402
 
-__all__ = ["quantize", "capture", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+__all__ = ["quantize", "capture", "float_graph", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
 
@@ -147,6 +147,40 @@ def passes() -> list:
     return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
 
 
+def float_graph(model, example_inputs: tuple, scheme: str | None = None) -> "GraphModule":
+    """The float FX graph :func:`quantize` annotates: ``model`` captured (:func:`capture`), the
+    :func:`passes` run (identity ops removed, constant subgraphs folded), every op checked against the
+    rules for ``scheme`` (skipped when None) and every BatchNorm folded (:func:`.batch_norm.fold_batch_norms`).
+    Its node names are the converted graph's, so an IR tensor named after a node (the lowering names the
+    tensor a quantize node writes after the node it quantizes) is that node's value in float
+    (:mod:`tabula.report.layers`).
+
+    Raises:
+        UnsupportedOpError: (with ``scheme``) every op tabula cannot handle, with its source line.
+        ValueError: NaN or Inf in a weight, before or after folding a BatchNorm into it.
+    """
+    import torch
+
+    from .annotator import check_supported
+    from .batch_norm import fold_batch_norms
+
+    gm = capture(model, example_inputs)
+    for _, run_pass in passes():
+        run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
+    if scheme is not None:
+        check_supported(gm, scheme)
+
+    def check_finite(when: str) -> None:
+        for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
+            if p.is_floating_point() and not torch.isfinite(p).all():
+                raise ValueError(f"weight {name!r} contains NaN or Inf{when}; fix the model before quantizing")
+
+    check_finite("")
+    fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
+    check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
+    return gm
+
+
 def _to_eval(gm) -> None:
     """torchao's ``move_exported_model_to_eval`` (PT2E's ``model.eval()``): it rewrites the dropout
     and batch-norm patterns of a graph, matching them by exporting a dozen pattern graphs (about 3 s
@@ -189,32 +223,27 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             (:func:`tabula.quantizer.grids.check_grids`: beyond float32, or a rescale no 32-bit
             multiplier holds; naming each calibration input's range).
     """
+    import numpy as np
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from .annotator import FiniteHistogramObserver, TabulaQuantizer, check_supported
-    from .batch_norm import fold_batch_norms
+    from .annotator import FiniteHistogramObserver, TabulaQuantizer
 
-    gm = capture(model, example_inputs)
-    for _, run_pass in passes():
-        run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
-    check_supported(gm, scheme)
-
-    def check_finite(when: str) -> None:
-        for name, p in list(gm.named_parameters()) + list(gm.named_buffers()):
-            if p.is_floating_point() and not torch.isfinite(p).all():
-                raise ValueError(f"weight {name!r} contains NaN or Inf{when}; fix the model before quantizing")
-
-    check_finite("")
-    fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
-    check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
+    gm = float_graph(model, example_inputs, scheme)
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output, observer=observer))
     _to_eval(prepared)
     n = 0
     ranges: dict[int, tuple[float, float]] = {}
     example = tuple(e for e in example_inputs if isinstance(e, torch.Tensor))
-    with torch.no_grad():
+    from ..progress import bar
+
+    try:
+        total = len(calibration) if isinstance(calibration, (torch.Tensor, np.ndarray, list, tuple)) else None
+    except TypeError:
+        total = None
+    with torch.no_grad(), bar(total, "calibration", "sample") as shown:
         for args in _batches(calibration, example if len(example) == len(example_inputs) else None, ranges):
+            shown.update()
             try:
                 prepared(*args)
             except (RuntimeError, ValueError, TypeError, IndexError) as e:  # torch's own shape or dtype check
