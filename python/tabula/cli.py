@@ -5,6 +5,9 @@
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
     tabula tosa     --ir build/dir --out build/dir/model.tosa           # the whole IR as a TOSA 1.0 flatbuffer
+    tabula analyze  --model m.pt2 --calib calib.npz [--data test.npz] [--scheme a16w8]  # report.html, no device
+    tabula report   --ir build/dir --out build/dir --board B            # report.html / .md / .json of a build
+    tabula debug    build/dir [--sample k]                              # the first op where device and reference part
     tabula show     build/dir/results.json
     tabula boards
     tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--probe ID] [--profile]
@@ -12,8 +15,9 @@
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
 validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
 
-Only ``quantize``, ``float``, ``validate`` and ``run --model`` (without ``--float``) import torch; ``codegen``,
-``tosa``, ``run --float``, ``show``, ``boards`` and ``plots`` start in a fraction of the time.
+Only ``quantize``, ``float``, ``analyze``, ``validate`` and ``run --model`` (without ``--float``) import torch;
+``codegen``, ``tosa``, ``run --float``, ``report``, ``debug``, ``show``, ``boards`` and ``plots`` start in a fraction
+of the time.  ``--quiet`` (and a stderr that is not a terminal) turns the progress bars off.
 """
 from __future__ import annotations
 
@@ -48,7 +52,7 @@ def _cmd_quantize(a) -> int:
 def _cmd_codegen(a) -> int:
     from .stages import generate_sources
 
-    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile)
+    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile, debug=a.debug)
     print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
     for reg in (r.placement.regions if a.board else []):
         if reg["constants"] or reg["arena"]:
@@ -89,7 +93,7 @@ def _cmd_float(a) -> int:
     _quiet_torch()
     from .stages import float_stage
 
-    print(f"tabula: {float_stage(a.model, a.ir, a.data, a.out, limit=a.limit or None)}")
+    print(f"tabula: {float_stage(a.model, a.ir, a.data, a.out, limit=a.limit or None, layers_path=a.layers or None)}")
     return 0
 
 
@@ -103,9 +107,10 @@ def _cmd_run(a) -> int:
     if not a.float:
         _quiet_torch()
     res = run_and_report(a.elf, a.board, a.ir, a.data, a.model or a.float, a.out, runner=a.runner or None,
-                         limit=a.limit or None, float_path=a.float or None)
-    if not a.quiet:
+                         limit=a.limit or None, float_path=a.float or None, report=a.report, portable=a.portable)
+    if not (a.quiet or a.no_table):
         print_table(res)
+    _say_divergence(res)
     if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
         print(
             f"tabula: error: device output differs from the integer reference in {res['bit_exact_mismatches']} "
@@ -114,6 +119,109 @@ def _cmd_run(a) -> int:
         )
         return 1
     return 0
+
+
+def _cmd_report(a) -> int:
+    """report.html / report.md / report.json of a build folder (its IR, codegen's files and, after a run,
+    results.json); the warnings on the console."""
+    from .report.stage import build_folder_report, print_warnings
+
+    rep, paths = build_folder_report(a.ir, a.board or None, a.portable) if a.out == a.ir else _report_into(a)
+    print_warnings(rep)
+    print(f"tabula: {paths[0]} ({len(rep['rows'])} IR ops, {len(rep['warnings'])} warning(s))")
+    return 0
+
+
+def _report_into(a):
+    from .report.analysis import from_build
+    from .report.render import write_report
+
+    rep = from_build(a.ir, a.board or None, a.portable)
+    return rep, write_report(rep, a.out)
+
+
+def _cmd_analyze(a) -> int:
+    """Quantize, lower and plan the C of a model and measure every layer against float: the report
+    (build/<board>/<name>[-scheme]/report.html, or --out) without building or running anything."""
+    from pathlib import Path
+
+    from .files import check_folder_name, folder_name
+    from .quantizer import SCHEME_NAMES
+
+    if a.scheme not in SCHEME_NAMES:
+        from .errors import StageError
+
+        raise StageError(f"unknown --scheme {a.scheme}; choose one of {', '.join(SCHEME_NAMES)}")
+    name = a.name or folder_name(Path(a.model).stem)
+    check_folder_name(name, "--name ")
+    out = a.out or str(Path(a.build_dir) / a.board / (name if a.scheme == "int8" else f"{name}-{a.scheme}"))
+    _quiet_torch()
+    from .report.stage import print_warnings
+    from .stages import analyze_stage
+
+    rep, paths = analyze_stage(a.model, a.calib, out, a.data or None, a.scheme, a.board, a.portable)
+    print_warnings(rep)
+    worst = ", ".join(f"op {i} {rep['rows'][i]['op']} {rep['rows'][i]['output']} {rep['rows'][i]['sqnr_db']:.1f} dB"
+                      for i in rep["worst"])
+    print(f"tabula: {paths[0]} ({len(rep['rows'])} IR ops{'; worst: ' + worst if worst else ''})")
+    return 0
+
+
+def _cmd_debug(a) -> int:
+    """Run one sample of a build op by op on its (debug) firmware and name the first op whose output differs
+    from the integer reference; exit 1 when one does."""
+    from pathlib import Path
+
+    import numpy as np
+
+    import tabula
+    from .deploy.debug import debug_firmware, divergence_line, first_divergence
+    from .errors import StageError
+    from .files import write_json
+    from .stages import _load_npz_x, check_run_options
+
+    out = Path(a.build)
+    how = {}
+    try:
+        how = json.loads((out / "build.json").read_text())
+    except (OSError, ValueError):
+        pass
+    res = {}
+    try:
+        res = json.loads((out / "results.json").read_text())
+    except (OSError, ValueError):
+        pass
+    board_name = a.board or how.get("board") or res.get("board")
+    if not board_name:
+        raise StageError(f"{out} has no build.json or results.json naming its board; give --board")
+    from .boards import load_board
+
+    board = load_board(board_name)
+    runner = check_run_options(board, a.runner or how.get("runner") or None, None, None, a.timeout)
+    data = a.data or how.get("data")
+    if not data:
+        raise StageError(f"{out} has no build.json naming its test data; give --data")
+    program = tabula.load(out)
+    x, _ = _load_npz_x(data, "test data")
+    sample = a.sample if a.sample is not None else int(res.get("first_mismatch_sample") or 0)
+    if not 0 <= sample < len(x):
+        raise StageError(f"--sample {sample} is not a sample of {data} ({len(x)} samples: 0..{len(x) - 1})")
+    elf, where = debug_firmware(out)
+    ops = json.loads((where / "src" / "ops.json").read_text())["ops"]
+    int_inputs = program.quantize_inputs(x[sample : sample + 1])
+    d = first_divergence(elf, board.name, program, ops, int_inputs, sample, runner=runner, timeout_s=a.timeout,
+                         log_path=out / "debug.log")
+    write_json(out / "divergence.json", d)
+    print(f"tabula: {divergence_line(d)}" + (f" ({elf})" if d.get("agree") else ""))
+    return 0 if d.get("agree") else 1
+
+
+def _say_divergence(res: dict) -> None:
+    """The first-divergence line of a run whose device differed from the reference, on stderr."""
+    if res.get("first_divergence"):
+        from .deploy.debug import divergence_line
+
+        print(f"tabula: {divergence_line(res['first_divergence'])}", file=sys.stderr)
 
 
 def _cmd_plots(a) -> int:
@@ -251,6 +359,7 @@ def _cmd_validate(a) -> int:
             os.close(lock)
     if not a.quiet:
         print_table(res)
+    _say_divergence(res)
     if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
         print(f"tabula: error: device output differs from the integer reference in "
               f"{res['bit_exact_mismatches']} element(s) ({res['n_outputs_received']}/"
@@ -288,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--calib", required=True)
     q.add_argument("--scheme", default="int8")
     q.add_argument("--out", required=True)
+    q.add_argument("--quiet", action="store_true", help="no progress bars")
     q.set_defaults(fn=_cmd_quantize)
     c = sub.add_parser("codegen", help="render model.c/model.h from a saved IR")
     c.add_argument("--ir", required=True)
@@ -295,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--name", default="model")
     c.add_argument("--board", default="", help="place constants and arena in this board's memory regions")
     c.add_argument("--profile", action="store_true", help="time every op on the device (src/profile.json lists them)")
+    c.add_argument("--debug", action="store_true", help="the firmware returns each op's output on request (TENSOR: "
+                                                       "tabula debug, first-divergence reports)")
     c.set_defaults(fn=_cmd_codegen)
     r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
     r.add_argument("--board", required=True)
@@ -306,8 +418,39 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True)
     r.add_argument("--runner", default="")
     r.add_argument("--limit", type=int, default=0)
-    r.add_argument("--quiet", action="store_true", help="do not print the table")
+    r.add_argument("--quiet", action="store_true", help="do not print the table, and no progress bar")
+    r.add_argument("--no-table", action="store_true", help="do not print the table (SCons prints it with tabula show)")
+    r.add_argument("--report", action="store_true", help="also write report.html / report.md / report.json into --out")
+    r.add_argument("--portable", action="store_true", help="the firmware was built with portable=1 (for the report)")
     r.set_defaults(fn=_cmd_run)
+    rp = sub.add_parser("report", help="report.html / report.md / report.json of a build folder (no torch)")
+    rp.add_argument("--ir", required=True, help="the build folder (ir.json, src/, results.json, ...)")
+    rp.add_argument("--out", required=True, help="where to write the report (usually the build folder)")
+    rp.add_argument("--board", default="", help="the board it was built for (its CPU picks each kernel's path)")
+    rp.add_argument("--portable", action="store_true", help="the build forced the portable kernels")
+    rp.add_argument("--quiet", action="store_true", help="no progress bars")
+    rp.set_defaults(fn=_cmd_report)
+    an = sub.add_parser("analyze", help="quantize a model and report every layer against float (no device)")
+    an.add_argument("--model", required=True, help="the float .pt2 (torch.export.save)")
+    an.add_argument("--calib", required=True, help="calibration inputs .npz (x)")
+    an.add_argument("--data", default="", help="test inputs .npz (x, optional y); default: the calibration inputs")
+    an.add_argument("--scheme", default="int8")
+    an.add_argument("--board", default="corstone300", help="the board whose kernels the report names (default corstone300)")
+    an.add_argument("--portable", action="store_true", help="as if built with portable=1")
+    an.add_argument("--name", default="", help="the build folder's name (default: the model file's)")
+    an.add_argument("--build-dir", default="build")
+    an.add_argument("--out", default="", help="the folder to write (default: <build-dir>/<board>/<name>[-<scheme>])")
+    an.add_argument("--quiet", action="store_true", help="no progress bars")
+    an.set_defaults(fn=_cmd_analyze)
+    d = sub.add_parser("debug", help="the first op where device and reference part (builds a debug firmware if needed)")
+    d.add_argument("build", help="the build folder (build/<board>/<name>)")
+    d.add_argument("--sample", type=int, default=None, help="the test sample (default: the first that differed, else 0)")
+    d.add_argument("--data", default="", help="test inputs .npz (default: the build's)")
+    d.add_argument("--board", default="", help="default: the build's")
+    d.add_argument("--runner", default="")
+    d.add_argument("--timeout", type=float, default=None, help="seconds per wait (default: the runner's)")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
+    d.set_defaults(fn=_cmd_debug)
     t = sub.add_parser("tosa", help="write the IR as a TOSA 1.0 flatbuffer (for the TOSA reference model and Vela)")
     t.add_argument("--ir", required=True, help="a build folder, or the folder holding ir.json and ir.npz")
     t.add_argument("--out", required=True, help="the .tosa file to write")
@@ -318,6 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--data", required=True)
     f.add_argument("--out", required=True)
     f.add_argument("--limit", type=int, default=0)
+    f.add_argument("--layers", default="", help="also write each layer's error vs float here (layers.json)")
+    f.add_argument("--quiet", action="store_true", help="no progress bars")
     f.set_defaults(fn=_cmd_float)
     pl = sub.add_parser("plots", help="one PNG per TABLE op: f, the dequantized table, the error in LSB")
     pl.add_argument("--ir", required=True)
@@ -340,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
     from .errors import TabulaError
 
     debug = bool(os.environ.get("TABULA_DEBUG"))
+    if getattr(args, "quiet", False):  # no progress bars here nor in what this command starts
+        from .progress import QUIET_ENV
+
+        os.environ[QUIET_ENV] = "1"
     try:
         return args.fn(args)
     except TabulaError as e:  # every error tabula raises on purpose: one line, its exit code

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from .errors import StageError
+from .files import shown
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -152,7 +154,9 @@ def load_exported(model_path: str | Path):
 
 def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     """Stage 1+2: ``.pt2`` + calibration ``.npz`` (``x``: float32 [n, ...]) -> ``quantized_graph.txt``,
-    ``ir.json``, ``ir.npz`` in ``out_dir``.  Returns the :class:`tabula.Program`."""
+    ``ir.json``, ``ir.npz``, ``tables.json`` (each TABLE's error bound) and ``calibration.json`` (each
+    activation grid against the float values the calibration gives it: :mod:`tabula.report.stage`) in
+    ``out_dir``.  Returns the :class:`tabula.Program`."""
     import torch
 
     import tabula
@@ -190,15 +194,22 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
 
     # compile-time error bound of every TABLE op, over every input code
     write_results(out / "tables.json", {"tables": table_report(program.graph)})
+    from tabula.report.stage import calibration_file
+
+    calibration_file(program, ep, x, out / "calibration.json")
     return program
 
 
-def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False):
+def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False,
+                     debug: bool = False):
     """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` and ``arena.json`` (the arena plan
     and, with a ``board``, where its ``[memory]`` regions hold constants and arena) in ``src_dir``.
     ``profile``: the firmware times every op (:func:`tabula.codegen.generate`) and ``profile.json`` lists
     the ops (index, op, kernel, shape, macs, source) for the run stage's ``results.json`` ``profile``;
-    without it a ``profile.json`` left from an earlier build is removed.
+    without it a ``profile.json`` left from an earlier build is removed.  ``debug``: the firmware answers
+    TENSOR requests (each op's output on demand: docs/protocol.md; ``tabula debug``).  Every build writes
+    ``ops.json``: the emitted ops (index, op, kernel, shape, MACs, source, input and output tensors), which
+    the report and the TENSOR requests read.
 
     Raises:
         StageError: inputs/outputs too big for a protocol frame, or the model does not fit the
@@ -228,7 +239,7 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
     from .files import make_dirs
 
     make_dirs(src_dir)
-    res = generate(g, src_dir, model_name, memory, profile=profile)
+    res = generate(g, src_dir, model_name, memory, profile=profile, debug=debug)
     prof = Path(src_dir) / "profile.json"
     from .files import write_json
 
@@ -236,6 +247,7 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
         write_json(prof, {"ops": res.ops})
     else:
         prof.unlink(missing_ok=True)
+    write_json(Path(src_dir) / "ops.json", {"debug": bool(debug), "ops": res.emitted})
     info = {"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
             "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
     if memory is not None:
@@ -299,7 +311,8 @@ def memory_report(elf_path, board) -> list | None:
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
                    runner: str | None = None, limit: int | None = None,
                    port: str | None = None, timeout_s: float | None = None, float_path=None,
-                   probe: str | None = None) -> dict:
+                   probe: str | None = None, report: bool = False, portable: bool = False,
+                   debug_build: bool = True) -> dict:
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
@@ -314,6 +327,13 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     link, bad status) the outputs received so far are still checked and written to
     ``results.json`` with an ``error`` entry, and the SessionError is raised again.  Figures that
     would be silently meaningless get a ``warnings`` entry (:func:`data_warnings`), printed in the report.
+    ``metrics``: per output the validation metrics of the device against float and against the reference
+    (:func:`tabula.report.metrics.output_metrics`).  When the device differs from the reference, the first
+    failing sample (``first_mismatch_sample``) is run again op by op on a debug firmware -- this one if it
+    was built with ``debug=1``, else (``debug_build``) the same model built so into ``<out>/debug`` -- and
+    ``first_divergence`` names the first op that differs (:mod:`tabula.deploy.debug`).  ``report``: also
+    write ``report.html`` / ``report.md`` / ``report.json`` into ``out_dir`` (``portable``: the build's
+    ``portable=1``, for the kernel paths) and add the report's warnings to ``warnings``.
 
     Raises:
         StageError: bad options (:func:`check_run_options`), unreadable or mismatched test data,
@@ -435,10 +455,56 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         results["warnings"] = warnings
     if error is not None:
         results["error"] = str(error).splitlines()[0]
+    from tabula.report.metrics import output_metrics
+
+    if n_dev:
+        results["metrics"] = output_metrics(dev_float, ref_float, float_out, y, list(program.graph.outputs))
+    if results["bit_exact_mismatches"]:
+        first = next(i for i, dev in enumerate(dev_outputs) if any((d != r).any() for d, r in zip(dev, ref_outputs[i])))
+        results["first_mismatch_sample"] = first
+        results["first_divergence"] = _divergence(elf_path, board_name, program, out, int_inputs[first], first,
+                                                  runner_name, timeout_s, port, probe, debug_build)
+    if report:
+        from tabula.report.stage import build_folder_report
+
+        write_results(out / "results.json", results)
+        rep, _ = build_folder_report(out, board, portable, results)
+        extra = [w for w in rep["warnings"] if w["kind"] != "data"]
+        if extra:  # printed by tabula show with the data warnings; "findings" keeps their kind and layer
+            results["warnings"] = list(results.get("warnings") or []) + [w["text"] for w in extra]
+            results["findings"] = extra
     write_results(out / "results.json", results)
     if error is not None:
         raise error
     return results
+
+
+def _divergence(elf_path, board_name, program, out: Path, int_inputs, sample: int, runner, timeout_s, port, probe,
+                build: bool) -> dict:
+    """``results.json``'s ``first_divergence`` for the first failing ``sample`` (see :func:`run_and_report`):
+    the first op that differs, ``{"sample", "agree": True}``, or ``{"sample", "why"}`` when it could not be
+    found (no debug firmware, the debug run failed)."""
+    from tabula.deploy import SessionError
+    from tabula.deploy.debug import debug_firmware, first_divergence
+    from tabula.errors import TabulaError
+
+    cmd = f"tabula debug {shown(out)} --sample {sample}"
+    try:
+        ops_json = json.loads((Path(elf_path).parent / "src" / "ops.json").read_text())
+        is_debug = bool(ops_json.get("debug"))
+    except (OSError, ValueError):
+        is_debug = False
+    if not is_debug and not build:
+        return {"sample": sample, "why": f"the firmware was built without debug=1; {cmd} finds the first op that differs"}
+    try:
+        print(f"tabula: the device differs from the reference on sample {sample}: "
+              f"{'reading every op' if is_debug else 'building a debug firmware to read every op'}", file=sys.stderr)
+        elf, where = (Path(elf_path), Path(elf_path).parent) if is_debug else debug_firmware(out)
+        ops = json.loads((where / "src" / "ops.json").read_text())["ops"]
+        return first_divergence(elf, board_name, program, ops, int_inputs, sample, runner=runner, timeout_s=timeout_s,
+                                port=port, probe=probe, log_path=out / "debug.log")
+    except (TabulaError, SessionError, OSError, ValueError, KeyError) as e:
+        return {"sample": sample, "why": f"{str(e).splitlines()[0] if str(e) else type(e).__name__} ({cmd} tries again)"}
 
 
 def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, instructions: float | None,
@@ -482,10 +548,13 @@ def run_float(ep, model_path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
         StageError: the model does not run on ``x`` or returns another number of tensors than ``n_out``."""
     import torch
 
+    from .progress import iterate
+
     fmod = ep.module(check_guards=False)
     try:
         with torch.no_grad():  # every output of the float model, in the order the program has them
-            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
+            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1])))
+                          for i in iterate(range(len(x)), "float model", "sample")]
     except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
         raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
@@ -501,11 +570,13 @@ def _digest(x: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(x).tobytes() + str(x.shape).encode()).hexdigest()
 
 
-def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = None) -> Path:
+def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = None, layers_path=None) -> Path:
     """The float model's outputs on the test data, once, into ``out_path`` (``.npz``: ``out_<k>`` per
     program output, float ``[n, ...]``, and ``data_sha256`` of the samples they belong to), so the run
     stage compares with float without importing torch (``tabula float``; SCons runs it beside the
-    firmware build).  ``limit``: the first ``limit`` samples only.
+    firmware build).  ``limit``: the first ``limit`` samples only.  ``layers_path``: also write there
+    each layer's error against the float model's same activation (``layers.json``,
+    :func:`tabula.report.stage.layers_file`) -- the report's per-layer SQNR.
 
     Raises:
         StageError: unreadable test data or model, or a float model that does not run on the data or
@@ -518,11 +589,16 @@ def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = Non
         x = x[:limit]
     from .files import make_dirs
 
-    outs = run_float(load_exported(model_path), model_path, x, len(program.graph.outputs))
+    ep = load_exported(model_path)
+    outs = run_float(ep, model_path, x, len(program.graph.outputs))
     out = Path(out_path)
     make_dirs(out.parent)
     with out.open("wb") as f:
         np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
+    if layers_path is not None:
+        from tabula.report.stage import layers_file
+
+        layers_file(program, ep, x, layers_path)
     return out
 
 
@@ -621,3 +697,43 @@ def plot_stage(ir_dir, out_dir) -> list[Path]:
 def _arena_bytes(elf_path) -> int | None:
     p = Path(elf_path).parent / "src" / "arena.json"
     return json.loads(p.read_text())["arena_bytes"] if p.is_file() else None
+
+
+def analyze_stage(model_path, calib_path, out_dir, data_path=None, scheme: str = "int8", board: str = "corstone300",
+                  portable: bool = False) -> tuple[dict, list[Path]]:
+    """``tabula analyze``: quantize ``model_path`` (a ``.pt2``) on ``calib_path``, lower it, plan its C for
+    ``board`` (no compiler, no device), measure every layer against float on ``data_path`` (default: the
+    calibration inputs) and every grid against the calibration, and write the report into ``out_dir``
+    (with the IR, ``tables.json``, ``calibration.json``, ``layers.json`` and ``src/``).  Returns the report
+    and the paths written.
+
+    Raises:
+        StageError: unreadable model or data, data of another shape than the model's input, an unknown board.
+        UnsupportedOpError, QuantizationError: as ``tabula quantize``."""
+    from .boards import load_board
+    from .files import make_dirs, write_json
+    from .report.analysis import from_build
+    from .report.render import write_report
+    from .report.stage import analyze_layers, float_model
+
+    try:
+        b = load_board(board)
+    except ValueError as e:
+        raise StageError(str(e)) from e
+    out = make_dirs(out_dir)
+    program = quantize_and_lower(model_path, calib_path, out, scheme)  # also writes calibration.json
+    x, _ = _load_npz_x(data_path or calib_path, "test data" if data_path else "calibration")
+    want = tuple(program.graph.tensors[program.graph.inputs[0]].shape)
+    if program.graph.io_layout.get(program.graph.inputs[0]) == "NCHW":
+        want = (want[0], want[3], want[1], want[2])
+    if tuple(x.shape[1:]) != want[1:]:
+        raise StageError(f"test data {data_path}: samples of shape {tuple(x.shape[1:])}, the model expects {want[1:]}")
+    ep = load_exported(model_path)
+    data = analyze_layers(program, float_model(ep, x), x)
+    if not data_path:
+        data["note"] = f"per-layer SQNR over the {len(x)} calibration sample(s) (give --data for test data)"
+    write_json(out / "layers.json", data)
+    generate_sources(out, out / "src", Path(out).name, b.name)
+    write_json(out / "build.json", {"board": b.name, "scheme": scheme, "portable": bool(portable), "analyze": True})
+    rep = from_build(out, b, portable, results={})
+    return rep, write_report(rep, out)
