@@ -38,3 +38,33 @@ def torch_modules(*argv: str) -> int:
     assert p.returncode == 0, p.stderr[-2000:]
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("TORCH-MODULES")][-1]
     return int(line.split()[1])
+
+
+def pty_run(argv, env, timeout=600):
+    """``argv`` with a terminal (a pty of 24 x 100) as stdin, stdout and stderr; returns (code, output)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True, cwd=ROOT)
+    os.close(slave)
+    chunks = []
+    while True:
+        ready, _, _ = select.select([master], [], [], timeout)
+        if not ready:
+            p.kill()
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    p.wait(timeout=60)
+    os.close(master)
+    return p.returncode, b"".join(chunks).decode("utf-8", "replace")

@@ -461,7 +461,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--data", required=True)
     f.add_argument("--out", required=True)
     f.add_argument("--limit", type=int, default=0)
-    f.add_argument("--layers", default="", help="also write each layer's error vs float here (layers.json)")
+    f.add_argument("--layers", default="", help="also write the float activations of the first samples here "
+                                                "(float_layers.npz, beside --out: the run stage's per-layer SQNR)")
     f.add_argument("--quiet", action="store_true", help="no progress bars")
     f.set_defaults(fn=_cmd_float)
     pl = sub.add_parser("plots", help="one PNG per TABLE op: f, the dequantized table, the error in LSB")

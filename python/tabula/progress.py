@@ -61,7 +61,13 @@ def bar(total: int | None, desc: str, unit: str = "it", stream=None):
         return
     from tqdm import tqdm
 
-    t = tqdm(total=total, desc=desc, unit=unit, file=stream, leave=False, dynamic_ncols=True, mininterval=0.2)
+    try:  # a terminal that reports no size (a bare pty) would make tqdm draw nothing
+        size = os.get_terminal_size(stream.fileno())
+        size = (size.columns, size.lines) if size.columns > 0 and size.lines > 1 else None
+    except (OSError, ValueError, AttributeError):
+        size = None
+    t = tqdm(total=total, desc=desc, unit=unit, file=stream, leave=False, mininterval=0.2,
+             **({"dynamic_ncols": True} if size else {"ncols": 80, "nrows": 24}))
     try:
         yield t
     finally:
@@ -87,12 +93,22 @@ class CompileProgress:
     when it reaches ``program`` (the ELF), so the link line prints on a clean line.  While it is shown
     the compile commands are not echoed (``toolchain/argv_actions.py``); their errors still are."""
 
-    def __init__(self, objects: list[str], program: str):
-        self.objects = set(objects)
+    def __init__(self, objects: list[str] | None = None, program: str | None = None):
+        self.objects = set(objects or [])
         self.program = program
         self.seen: set[str] = set()
         self._cm = None
         self._bar = None
+
+    def watch(self, objects: list[str], program: str) -> None:
+        """Count ``objects`` (paths) and close at ``program``."""
+        self.objects, self.program = set(objects), program
+
+    def print_cmd_line(self, s: str, target, source, env) -> None:
+        """SCons's ``PRINT_CMD_LINE_FUNC``: clear the bar's line, then print the command as SCons would."""
+        self.clear()
+        sys.stdout.write(s + "\n")
+        sys.stdout.flush()
 
     def __call__(self, node) -> None:
         path = str(node)

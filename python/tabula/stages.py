@@ -368,9 +368,19 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     else:
         ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
 
-    # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
+    # Integer inputs and the golden outputs, sample by sample (batch 1 like the device); for the first
+    # samples every intermediate too, against the float stage's activations (the report's per-layer SQNR)
+    from tabula.reference.interpreter import run_graph
+    from tabula.report.stage import read_float_layers
+
+    float_layers = read_float_layers(Path(float_path).with_name("float_layers.npz")) if float_path is not None else None
+    if float_layers is not None and float_layers["data_sha256"] != _digest(x[: float_layers["n"]]):
+        float_layers = None  # made for other samples
+    n_traced = float_layers["n"] if float_layers is not None else 0
     int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
-    ref_outputs = [program.run_int(*xi) for xi in int_inputs]
+    traces: list[dict] = [{} for _ in range(min(n_traced, len(x)))]
+    ref_outputs = [run_graph(program.graph, xi, trace=traces[i]) if i < len(traces) else program.run_int(*xi)
+                   for i, xi in enumerate(int_inputs)]
     payloads = [b"".join(a.tobytes() for a in xi) for xi in int_inputs]
 
     from .files import make_dirs
@@ -464,6 +474,11 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         results["first_mismatch_sample"] = first
         results["first_divergence"] = _divergence(elf_path, board_name, program, out, int_inputs[first], first,
                                                   runner_name, timeout_s, port, probe, debug_build)
+    if float_layers is not None:
+        from tabula.files import write_json
+        from tabula.report.stage import layers_from_run
+
+        write_json(out / "layers.json", layers_from_run(program, float_layers, traces))
     if report:
         from tabula.report.stage import build_folder_report
 
@@ -575,8 +590,9 @@ def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = Non
     program output, float ``[n, ...]``, and ``data_sha256`` of the samples they belong to), so the run
     stage compares with float without importing torch (``tabula float``; SCons runs it beside the
     firmware build).  ``limit``: the first ``limit`` samples only.  ``layers_path``: also write there
-    each layer's error against the float model's same activation (``layers.json``,
-    :func:`tabula.report.stage.layers_file`) -- the report's per-layer SQNR.
+    the float model's activations of the first samples (``float_layers.npz``,
+    :func:`tabula.report.stage.float_layers_file`), which the run stage compares with the reference's
+    intermediates: the report's per-layer SQNR.
 
     Raises:
         StageError: unreadable test data or model, or a float model that does not run on the data or
@@ -596,9 +612,9 @@ def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = Non
     with out.open("wb") as f:
         np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
     if layers_path is not None:
-        from tabula.report.stage import layers_file
+        from tabula.report.stage import float_layers_file
 
-        layers_file(program, ep, x, layers_path)
+        float_layers_file(program, ep, x, layers_path, _digest)
     return out
 
 

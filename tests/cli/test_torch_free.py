@@ -1,4 +1,4 @@
-"""Stages that need no torch do not import it: ``import tabula.cli``, ``tabula codegen``, ``tabula show``,
+"""Stages that need no torch do not import it: ``import tabula.cli``, ``tabula codegen``, ``tabula report``, ``tabula show``,
 ``tabula boards`` (and ``tabula run --float``: tests/codegen/test_profile.py, which has a firmware to run).
 Each runs in a fresh interpreter that reports whether any ``torch``/``torchao`` module got loaded.
 (Importing torch costs about 1.5 s of CPU; codegen went from 2.0 s to 0.5 s, show from 1.6 s to 0.3 s.)"""
@@ -24,6 +24,9 @@ def test_codegen_and_show_without_torch(digits_program, tmp_path):
     assert (tmp_path / "src" / "model.c").is_file()
     (tmp_path / "results.json").write_text(json.dumps({"board": "host", "bit_exact_mismatches": 0}))
     assert torch_modules("show", str(tmp_path / "results.json")) == 0
+    # the report of a build folder (IR, src/): torch-free like codegen
+    assert torch_modules("report", "--ir", str(tmp_path / "ir"), "--out", str(tmp_path / "ir"), "--board", "corstone300") == 0
+    assert (tmp_path / "ir" / "report.html").is_file()
 
 
 def test_quantize_still_imports_torch(tmp_path):

@@ -96,3 +96,11 @@ def test_profile_on_qemu(digits_dir, tmp_path):
             assert 0.05 < p["instr_per_mac"] < 100
         else:
             assert p["instr_per_mac"] is None
+    # the report's rows carry each kernel call's instructions on the IR op that writes its output, Helium
+    # kernels on the M55, and draw them as a chart
+    rep = json.loads((root / "digits-profile" / "report.json").read_text())
+    emitted = {r["emitted"]: r for r in rep["rows"] if not r["fused"] and r["emitted"] is not None}
+    assert [emitted[k]["instructions"] for k in sorted(emitted)] == [p["instructions"] for p in prof]
+    assert {r["path"] for r in rep["rows"] if r["kernel"] == "tabula_conv2d_s8_folded"} == {"Helium"}
+    assert "<h2>Instructions per op</h2><img" in (root / "digits-profile" / "report.html").read_text()
+    assert not [w for w in rep["warnings"] if w["kind"] == "layout"]  # digits' one TRANSPOSE is cheap

@@ -118,6 +118,34 @@ def test_mlperf_on_host_int8_is_bit_exact(name, build_dir):
     assert not set(test["index"]) & set(calib["index"])  # never calibrated on a test sample
 
 
+@pytest.mark.host
+def test_kws_report_finds_where_the_error_grows(build_dir):
+    """The kws build's report (every shipped input): one row per IR op, the output layer's SQNR the headline's,
+    the SQNR falling through the five depthwise-separable blocks to its lowest at the last pointwise conv
+    (conv2d_8) and recovering at the average pool; the weights' SQNR above 40 dB everywhere; no warning; the
+    validation metrics of the device against the reference exact."""
+    import tabula
+
+    r = _run("kws", "host", build_dir, "samples=all")   # built by test_mlperf_on_host_int8_is_bit_exact: no-op
+    out = build_dir / "host" / "kws"
+    rep = json.loads((out / "report.json").read_text())
+    program = tabula.load(out)
+    assert len(rep["rows"]) == len(program.graph.ops) and rep["model"]["n_samples"] == r["n_samples"] == 15
+    by = {row["output"]: row for row in rep["rows"]}
+    assert by[program.graph.outputs[0]]["sqnr_db"] == pytest.approx(r["sqnr_db_vs_float"], abs=0.05)
+    convs = [by[f"relu_{k}" if k else "relu"]["sqnr_db"] for k in range(9)]
+    assert convs == sorted(convs, reverse=True) and 15 < convs[-1] < convs[0] < 35
+    worst = rep["rows"][rep["worst"][0]]
+    assert (worst["node"], worst["op"], worst["output"]) == ("conv2d_8", "RESCALE", "relu_8")
+    assert by["avg_pool2d"]["sqnr_db"] > worst["sqnr_db"] + 3
+    assert all(row["weight_sqnr_db"] > 40 for row in rep["rows"] if row["weighted"] and row["op"] != "RESCALE")
+    assert rep["warnings"] == [] and "warnings" not in r
+    m = r["metrics"][0]
+    assert m["device_vs_reference"]["rmse"] == 0 and m["device_vs_reference"]["cos"] == 1.0
+    assert m["device_vs_reference"]["top1"] == 1.0 and m["device_vs_float"]["top1"] >= 0.8
+    assert m["device_vs_float"]["l2r"] == pytest.approx(10 ** (-r["sqnr_db_vs_float"] / 20), rel=0.02)
+
+
 @pytest.mark.qemu
 @pytest.mark.parametrize("name", MODELS)
 def test_mlperf_on_corstone300_int8_is_bit_exact(name, build_dir):

@@ -7,11 +7,13 @@ kind           when
 =============  ==========================================================================================
 ``codes``      an output grid spans fewer than :data:`MIN_CODES` codes over the central 98 % of its
                calibration values (the rare extremes set the grid; what most inputs give is a few codes)
-``clipped``    more than :data:`MAX_CLIPPED` of a grid's calibration values lie outside it
+``clipped``    more than :data:`MAX_CLIPPED` of a grid's calibration values lie more than one LSB outside it
+               (a value within one LSB of the end only rounds to the end code, as a softmax's p = 1 does on
+               its fixed [0, 1) grid)
 ``drop``       a layer's SQNR vs float falls more than :data:`MAX_DROP_DB` below its input's -- unless that
                is only the rounding onto a well-used grid (its SQNR within :data:`GRID_SLACK_DB` of what
-               rounding onto its grid gives, and at least :data:`WELL_USED_CODES` codes over the central
-               98 % of its calibration values: a first layer after a fine input grid)
+               rounding onto its grid gives, and at least :data:`MIN_CODES` codes over the central 98 % of
+               its calibration values: typically a first layer after a fine input grid)
 ``table``      a TABLE op's bound (every input code) is above 1 output LSB
 ``a16w8``      an a16w8 program whose output error is at least what rounding the output to an int8 grid
                alone would cost: its int16 activations buy little over int8 -- the error is the int8
@@ -34,7 +36,6 @@ MAX_CLIPPED = 0.01
 MAX_DROP_DB = 10.0
 MAX_TRANSPOSE_SHARE = 0.20
 GRID_SLACK_DB = 3.0
-WELL_USED_CODES = 64
 
 
 def _finite(v) -> bool:
@@ -93,7 +94,7 @@ def _drop(rep: dict) -> list[dict]:
             continue
         codes = (r.get("calibration") or {}).get("codes_central")
         if (r.get("grid_sqnr_db") is not None and r["sqnr_db"] >= r["grid_sqnr_db"] - GRID_SLACK_DB
-                and codes is not None and codes >= WELL_USED_CODES):
+                and codes is not None and codes >= MIN_CODES):
             continue  # the unavoidable rounding onto a well-used grid
         if r["op"] == "TABLE" or (r.get("table") is not None):
             fix = ("its output grid is too coarse where the data lies (see its codes warning, if any): clamp its input "

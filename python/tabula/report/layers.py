@@ -27,14 +27,17 @@ import numpy as np
 
 from .. import dtypes
 
-__all__ = ["float_counterparts", "layer_errors", "calibration_stats", "LAYER_SAMPLES", "CALIBRATION_SAMPLES",
-           "CENTRAL", "MAX_VALUES"]
+__all__ = ["float_counterparts", "layer_errors", "traced_errors", "calibration_stats", "LAYER_SAMPLES", "LAYER_BYTES",
+           "CALIBRATION_SAMPLES", "CENTRAL", "MAX_VALUES"]
 
-#: At most this many test samples enter the per-layer figures of an SCons build (the float stage);
-#: ``tabula analyze`` and the Python API take what they are given.
-LAYER_SAMPLES = 200
+#: At most this many test samples enter the per-layer figures of an SCons build (the float stage keeps
+#: their float activations, the run stage compares them); ``tabula analyze`` and the Python API take
+#: what they are given.
+LAYER_SAMPLES = 64
+#: ... and at most this many bytes of float activations are kept for them (fewer samples beyond).
+LAYER_BYTES = 64 << 20
 #: At most this many calibration samples enter the grid statistics (``calibration.json``).
-CALIBRATION_SAMPLES = 200
+CALIBRATION_SAMPLES = 64
 #: The central share of a tensor's calibration values whose span, in codes of its grid, the report gives.
 CENTRAL = 0.98
 #: At most this many values per tensor are kept for the percentiles (a regular subsample beyond).
@@ -138,6 +141,25 @@ def layer_errors(graph, matches: dict[str, tuple[str, bool]],
     return {name: {"float_node": matches[name][0], **a.figures()} for name, a in acc.items() if a.samples}
 
 
+def traced_errors(graph, floats: dict[str, np.ndarray], traces: list[dict[str, np.ndarray]],
+                  nodes: dict[str, str] | None = None) -> dict[str, dict]:
+    """:func:`layer_errors` from values already computed: ``floats`` (IR tensor -> the float values of its
+    node over the samples, ``[n, ...]``, already in the tensor's layout) and ``traces`` (the reference's
+    every intermediate, one dict per sample: :func:`tabula.reference.interpreter.run_graph` ``trace``) --
+    what the run stage does with the float stage's ``float_layers.npz`` and its own reference run.
+    ``nodes``: tensor -> float node name, for the ``float_node`` figure."""
+    acc: dict[str, _Error] = {}
+    for name, f in floats.items():
+        t = graph.tensors.get(name)
+        if t is None:
+            continue
+        a = acc.setdefault(name, _Error())
+        for i, tr in enumerate(traces[: len(f)]):
+            if name in tr:
+                a.add(np.asarray(f[i : i + 1], np.float64), _dequant(t, tr[name]), float(t.scale))
+    return {name: {"float_node": (nodes or {}).get(name, name), **a.figures()} for name, a in acc.items() if a.samples}
+
+
 def _subsample(v: np.ndarray, keep: int) -> np.ndarray:
     if v.size <= keep:
         return v
@@ -151,7 +173,7 @@ def calibration_stats(graph, matches: dict[str, tuple[str, bool]], values: Itera
     ``lo`` / ``hi`` (the ``central`` share's ends, percentiles 1 and 99 for 98 %), ``codes_central``
     (that span in codes of the tensor's grid: ``(hi - lo) / scale``), ``grid_min`` / ``grid_max`` (the
     real range the grid holds: its qrange or dtype range), ``clipped`` (the share of values more than
-    half an LSB outside it), ``n_values``."""
+    one LSB outside it: saturated, not merely rounded to the end code), ``n_values``."""
     kept: dict[str, list[np.ndarray]] = {name: [] for name in matches}
     per_sample = max(1, MAX_VALUES // 64)
     for v in values:
@@ -169,7 +191,7 @@ def calibration_stats(graph, matches: dict[str, tuple[str, bool]], values: Itera
         qlo, qhi = t.qrange or dtypes.range_of(t.dtype)
         glo, ghi = (qlo - zp) * s, (qhi - zp) * s
         lo, hi = (float(p) for p in np.percentile(x, [tail, 100.0 - tail]))
-        clipped = float(((x < glo - 0.5 * s) | (x > ghi + 0.5 * s)).mean()) if x.size else 0.0
+        clipped = float(((x < glo - s) | (x > ghi + s)).mean()) if x.size else 0.0
         out[name] = {"float_node": matches[name][0], "min": float(x.min()), "max": float(x.max()), "lo": lo, "hi": hi,
                      "codes_central": round((hi - lo) / s, 2), "grid_min": glo, "grid_max": ghi,
                      "clipped": round(clipped, 5), "n_values": int(x.size), "central": central}

@@ -77,15 +77,17 @@ def charts(rep: dict) -> dict[str, bytes]:
     """The report's charts as PNG bytes: ``sqnr`` (per-layer SQNR vs float, the worst layers in red),
     ``instructions`` (per emitted op, ``profile=1`` only) and ``arena`` (the arena timeline); a chart
     without data is left out."""
-    import matplotlib
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, a third less import time
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def subplots(figsize):
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots()
 
     out = {}
     rows = [r for r in rep["rows"] if r["sqnr_db"] is not None and math.isfinite(r["sqnr_db"])]
     if rows:
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.32 * len(rows) + 2), 3.0))
+        fig, ax = subplots((max(5.0, 0.32 * len(rows) + 2), 3.0))
         worst = set(rep.get("worst") or [])
         ax.bar(range(len(rows)), [r["sqnr_db"] for r in rows],
                color=["#c0392b" if r["index"] in worst else "#2e86c1" for r in rows])
@@ -95,11 +97,10 @@ def charts(rep: dict) -> dict[str, bytes]:
         ax.set_title(f"{rep['title']}: per-layer SQNR (red: worst)", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         out["sqnr"] = _png(fig)
-        plt.close(fig)
     prof = [r for r in rep["rows"] if r["instructions"] is not None or r["ticks"] is not None]
     if prof:
         instr = all(r["instructions"] is not None for r in prof)
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.32 * len(prof) + 2), 3.0))
+        fig, ax = subplots((max(5.0, 0.32 * len(prof) + 2), 3.0))
         ax.bar(range(len(prof)), [r["instructions"] if instr else r["ticks"] for r in prof], color="#7d3c98")
         ax.set_xticks(range(len(prof)))
         ax.set_xticklabels([f"{r['emitted']} {r['kernel'] or r['op']}".replace("tabula_", "")[:22] for r in prof],
@@ -108,7 +109,6 @@ def charts(rep: dict) -> dict[str, bytes]:
         ax.set_title(f"{rep['title']}: {'instructions' if instr else 'ticks'} per op", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         out["instructions"] = _png(fig)
-        plt.close(fig)
     tl = rep.get("timeline") or []
     if tl and any(t["offset"] is not None for row in tl for t in row["tensors"]):
         spans: dict[str, list] = {}
@@ -118,8 +118,8 @@ def charts(rep: dict) -> dict[str, bytes]:
                     continue
                 s = spans.setdefault(t["name"], [row["index"], row["index"], t["offset"], t["bytes"]])
                 s[1] = row["index"]
-        fig, ax = plt.subplots(figsize=(max(5.0, 0.3 * len(tl) + 2), 3.0))
-        cmap = plt.get_cmap("tab20")
+        fig, ax = subplots((max(5.0, 0.3 * len(tl) + 2), 3.0))
+        cmap = colormaps["tab20"]
         for k, (name, (a, b, off, nbytes)) in enumerate(sorted(spans.items(), key=lambda kv: kv[1][0])):
             ax.broken_barh([(a - 0.4, b - a + 0.8)], (off, nbytes), facecolors=cmap(k % 20), edgecolor="black", linewidth=0.4)
             if nbytes > 0.04 * max(s[2] + s[3] for s in spans.values()):
@@ -128,7 +128,6 @@ def charts(rep: dict) -> dict[str, bytes]:
         ax.set_ylabel("arena offset (bytes)")
         ax.set_title(f"{rep['title']}: arena timeline", fontsize=9)
         out["arena"] = _png(fig)
-        plt.close(fig)
     return {k: base64.b64decode(v) for k, v in out.items()}
 
 

@@ -3,9 +3,11 @@ torch), the report of a build folder (``tabula report``; the run stage's ``--rep
 ``tabula analyze`` (:func:`tabula.stages.analyze_stage`: all of it in one process, no device).
 
 ``calibration.json``: ``{"tensors": {IR tensor: calibration_stats}}`` over the first
-:data:`~tabula.report.layers.CALIBRATION_SAMPLES` calibration samples.  ``layers.json``: ``{"note",
-"tensors": {IR tensor: layer_errors}, "weights": {IR op: weight_errors}}`` over the first
-:data:`~tabula.report.layers.LAYER_SAMPLES` test samples (:mod:`tabula.report.layers`).
+:data:`~tabula.report.layers.CALIBRATION_SAMPLES` calibration samples (the quantize stage).
+``float_layers.npz``: the float model's activations on the first test samples (the float stage, torch);
+the run stage compares them with the reference's intermediates of the same samples, which it computes
+anyway, into ``layers.json``: ``{"note", "tensors": {IR tensor: layer_errors}, "weights": {IR op:
+weight_errors}}`` (:mod:`tabula.report.layers`): no reference inference runs twice.
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ import numpy as np
 
 from . import layers as L
 
-__all__ = ["calibration_file", "calibration_data", "layers_file", "analyze_layers", "build_folder_report", "print_warnings",
-           "float_model"]
+__all__ = ["calibration_file", "calibration_data", "float_layers_file", "read_float_layers", "layers_from_run",
+           "analyze_layers", "build_folder_report", "print_warnings", "float_model"]
 
 
 def _example(ep, x: np.ndarray):
@@ -71,14 +73,59 @@ def analyze_layers(program, fm, x: np.ndarray, limit: int | None = None) -> dict
             "tensors": L.layer_errors(program.graph, m, samples), "weights": weight_errors(program.graph, fm)}
 
 
-def layers_file(program, model, x: np.ndarray, path) -> dict:
-    """Write ``layers.json`` (module docstring) for ``program`` on the first LAYER_SAMPLES test inputs
-    ``x``; ``model`` is the float ExportedProgram.  Returns the content."""
-    from ..files import write_json
+def float_layers_file(program, model, x: np.ndarray, path, digest=None) -> int:
+    """Write ``float_layers.npz``: the float model's value of every IR tensor with a float counterpart
+    (:func:`tabula.report.layers.float_counterparts`; ``t/<tensor>`` float32 ``[n, ...]`` in the tensor's
+    layout) on the first test inputs ``x`` (at most LAYER_SAMPLES, and LAYER_BYTES of values), with
+    ``nodes`` (the JSON of tensor -> node), ``weights`` (the JSON of :func:`weight_errors`) and
+    ``data_sha256`` (``digest(samples)``, of the samples kept).  The run stage compares them with the reference's
+    intermediates of the same samples (:func:`layers_from_run`).  ``model``: the float ExportedProgram.
+    Returns the number of samples kept."""
+    import json
 
-    data = analyze_layers(program, float_model(model, x), x, L.LAYER_SAMPLES)
-    write_json(path, data)
-    return data
+    from ..files import write_atomic
+    from ..progress import iterate
+    from .float_model import weight_errors
+
+    fm = float_model(model, x)
+    m = L.float_counterparts(program.graph, fm.shapes)
+    per_sample = sum(program.graph.tensors[t].numel * 4 for t in m) or 1
+    n = int(min(len(x), L.LAYER_SAMPLES, max(1, L.LAYER_BYTES // per_sample)))
+    keep: dict[str, list] = {t: [] for t in m}
+    for values in iterate(fm.activations([x[:n]], {node for node, _ in m.values()}), "float activations", "sample", total=n):
+        for t, (node, transpose) in m.items():
+            v = values[node]
+            keep[t].append((v.transpose(0, 2, 3, 1) if transpose else v).astype(np.float32))
+    arrays = {f"t/{t}": np.concatenate(v) for t, v in keep.items() if v}
+    nodes = {t: node for t, (node, _) in m.items()}
+    weights = weight_errors(program.graph, fm)
+    write_atomic(path, lambda tmp: np.savez(tmp, nodes=np.array(json.dumps(nodes)), weights=np.array(json.dumps(weights)),
+                                            data_sha256=np.array(digest(x[:n]) if digest else ""), n=np.array(n),
+                                            **arrays))
+    return n
+
+
+def read_float_layers(path) -> dict | None:
+    """What :func:`float_layers_file` wrote (``floats``: tensor -> array, ``nodes``, ``weights``, ``n``,
+    ``data_sha256``), or None when the file is missing or unreadable."""
+    import json
+
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            floats = {k[2:]: np.asarray(z[k]) for k in z.files if k.startswith("t/")}
+            return {"floats": floats, "nodes": json.loads(str(z["nodes"])), "weights": json.loads(str(z["weights"])),
+                    "n": int(z["n"]), "data_sha256": str(z["data_sha256"])}
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def layers_from_run(program, float_layers: dict, traces: list[dict]) -> dict:
+    """``layers.json``'s content from the float stage's values (:func:`read_float_layers`) and the run
+    stage's reference intermediates of the same samples (``traces``)."""
+    n = min(len(traces), float_layers["n"])
+    return {"note": f"per-layer SQNR over {n} sample(s) of the test data", "samples": n,
+            "tensors": L.traced_errors(program.graph, float_layers["floats"], traces[:n], float_layers["nodes"]),
+            "weights": float_layers["weights"]}
 
 
 def print_warnings(rep: dict, file=None) -> None:
