@@ -198,10 +198,12 @@ class TosaWriter:
         return id(op) in self._claimed
 
 
-def serialize(g: Graph) -> bytes:
+def serialize(g: Graph, names: dict | None = None) -> bytes:
     """The TOSA 1.0.0 flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order),
     ``g.outputs`` the block outputs (in that order; an output that is a graph input or a constant goes
     through IDENTITY), IR constants CONST ops, each IR op its spec's mapping (``spec.tosa``).
+    ``names``: a dict that receives IR tensor -> TOSA tensor name for every placeholder, output and
+    intermediate (Vela's per-layer report names TOSA tensors).
 
     Raises:
         IRError: an op without a TOSA mapping (named, with the ops that have one), or one whose
@@ -237,6 +239,8 @@ def serialize(g: Graph) -> bytes:
             continue
         t.source = op.source or ""
         table[op.op].tosa(t, op)
+    if names is not None:
+        names.update(t._names)
     return bytes(t.s.serialize())
 
 
