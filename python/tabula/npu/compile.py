@@ -69,6 +69,14 @@ def compile_segments(g: Graph, engines: list[str], reasons: list[str], accelerat
 
     while True:
         segs = cut(g, engines)
+        idle = [s for s in segs if s.engine == NPU and (not s.inputs or not s.outputs)]
+        for s in idle:  # nothing to copy in (constants only) or out (dead code): not worth an NPU call
+            for i in s.ops:
+                engines[i] = CPU
+                reasons[i] = ("its NPU segment would read no tensor of the model (constants only)" if not s.inputs
+                              else "its NPU segment would produce nothing the model reads")
+        if idle:
+            continue
         refused = None
         for s in segs:
             if s.engine == NPU and isinstance(attempt(s.ops), VelaRefused):

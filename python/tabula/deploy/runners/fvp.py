@@ -53,10 +53,23 @@ _STAT = re.compile(rb"^(Simulated time|User time|System time|Wall time)\s*:\s*([
 _STOP = re.compile(rb"^(?:Info|Warning|Error):.*(?:stopp|terminat|time ?limit).*$", re.M | re.I)
 
 
+def npu_args(elf_path: str | os.PathLike) -> list[str]:
+    """``-C ethosu.num_macs=<n>`` for firmware built for an Ethos-U target (``<elf dir>/npu/plan.json``, from
+    ``scons npu=...``: the FVP's NPU then has the target's MACs per cycle); nothing for a CPU-only build."""
+    import json
+
+    plan = Path(elf_path).parent / "npu" / "plan.json"
+    try:
+        macs = int(json.loads(plan.read_text())["macs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return ["-C", f"ethosu.num_macs={macs}"]
+
+
 def fvp_command(elf_path: str | os.PathLike, settings: dict, binary: str | None = None) -> list[str]:
-    """The FVP command line for one run."""
+    """The FVP command line for one run (an NPU build's also sets the NPU's MACs: :func:`npu_args`)."""
     s = {**DEFAULTS, **settings}
-    cmd = [binary or s["binary"], *s["args"], *LINK_ARGS,
+    cmd = [binary or s["binary"], *s["args"], *LINK_ARGS, *npu_args(elf_path),
            "-C", f"mps3_board.telnetterminal0.start_port={int(s['start_port'])}",
            "-a", str(elf_path), "--stat"]
     if s.get("timelimit_s"):
