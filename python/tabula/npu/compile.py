@@ -23,8 +23,8 @@ __all__ = ["CompiledSegment", "compile_segments"]
 
 @dataclass
 class CompiledSegment:
-    """A segment and, for an NPU one, what Vela made of it (``vela``) and the TOSA names of its IR tensors
-    (``tosa_names``: IR tensor -> TOSA tensor, to map Vela's per-layer rows back to IR ops)."""
+    """A segment and, for an NPU one, what Vela made of it (``vela``) and which IR tensor each TOSA tensor
+    holds (``tosa_names``: TOSA tensor -> IR tensor, to map Vela's per-layer rows back to IR ops)."""
 
     segment: Segment
     vela: VelaResult | None = None

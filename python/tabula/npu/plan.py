@@ -49,11 +49,13 @@ def _io_entries(g: Graph, names: list[str], vela_io: list[dict], what: str, k: i
 
 
 def _layers(g: Graph, cs: CompiledSegment) -> list[dict]:
-    by_tosa = {v: k for k, v in (cs.tosa_names or {}).items()}
+    by_tosa = cs.tosa_names or {}
     producer = {n: i for i in cs.segment.ops for n in g.ops[i].outputs}
     rows = []
+    known = sorted(by_tosa, key=len, reverse=True)
     for row in cs.vela.layers:
-        ir = by_tosa.get(row["name"].split("/")[0])
+        name = row["name"].split("/")[0]  # Vela's decompositions: "layer-3/lut"; its copies: "input-0_copy"
+        ir = by_tosa.get(name) or next((by_tosa[k] for k in known if name.startswith(k)), None)
         rows.append({"op": row["op"], "npu_op": row["npu_op"], "cycles": row["cycles"], "macs": row["macs"],
                      "ir_op": producer.get(ir), "tensor": ir})
     return rows
