@@ -30,7 +30,7 @@ from ..errors import BoardError
 from .targets import NpuTarget, get_target
 from .vela import config_file
 
-__all__ = ["NpuConfig", "npu_config", "VELA_DEFAULTS", "read_vela_ini"]
+__all__ = ["NpuConfig", "npu_config", "npu_boards", "VELA_DEFAULTS", "read_vela_ini"]
 
 #: Per family, the system configuration and memory mode Vela itself falls back to (its warnings name them).
 VELA_DEFAULTS = {"ethos-u55": ("Ethos_U55_High_End_Embedded", "Shared_Sram"),
@@ -59,6 +59,20 @@ class NpuConfig:
                 "board": self.board, "system_config": self.system_config, "memory_mode": self.memory_mode,
                 "clock_hz": self.clock_hz, "base": self.base, "irq": self.irq, "secure": self.secure,
                 "privileged": self.privileged, "regions": dict(self.regions)}
+
+
+def npu_boards() -> list[str]:
+    """The boards whose ``board.toml`` has an ``[npu]`` table (an Ethos-U beside the CPU)."""
+    from ..boards import list_boards, load_board
+
+    out = []
+    for name in list_boards():
+        try:
+            if isinstance(load_board(name).raw.get("npu"), dict):
+                out.append(name)
+        except Exception:  # noqa: BLE001 - a broken board.toml is reported by tabula boards, not here
+            continue
+    return out
 
 
 def read_vela_ini() -> configparser.ConfigParser:
@@ -93,7 +107,8 @@ def npu_config(board, target_name: str) -> NpuConfig:
     where = f"boards/{board.name}/board.toml"
     npu = board.raw.get("npu")
     if not isinstance(npu, dict):
-        raise BoardError(f"board {board.name} has no Ethos-U ({where} has no [npu] table); the NPU boards: corstone300")
+        raise BoardError(f"board {board.name} has no Ethos-U ({where} has no [npu] table); the NPU boards: "
+                         f"{', '.join(npu_boards()) or 'none'}")
     for k in ("base", "irq"):
         if not isinstance(npu.get(k), int):
             raise BoardError(f"{where} [npu] needs {k} (an integer: the Ethos-U's register base and IRQ line)")
