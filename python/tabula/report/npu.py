@@ -1,8 +1,8 @@
 """The NPU part of the report: what runs where and what Vela estimates, from an NPU build's plan
 (``npu/plan.json``, :mod:`tabula.npu.plan`) and, after a run, the device's ticks per segment.
 
-:func:`npu_results` is ``results.json``'s ``npu`` entry: the target and configuration, per segment its
-engine, ops and figures (NPU: Vela's cycles, time at the configured clock, SRAM and flash bytes, MACs and
+:func:`npu_results` is ``results.json``'s ``npu`` entry: the target and configuration, every op's engine (and
+why, for a CPU op), per segment its engine, ops and figures (NPU: Vela's cycles, time at the configured clock, SRAM and flash bytes, MACs and
 per-layer cycles; CPU: the instructions the device measured, where the runner counts them), every CPU op
 with its reason, and the totals.  :func:`plan_lines` / :func:`npu_lines` are the printed lines.
 """
@@ -52,7 +52,8 @@ def npu_results(plan: dict, profile: list | None = None, driver: str = "ethosu")
         totals["cpu_instructions"] = sum(s["instructions"] for s in segs if s["engine"] != "npu")
     return {"target": plan["target"], "macs_per_cycle": plan["macs"], "system_config": plan["system_config"],
             "memory_mode": plan["memory_mode"], "clock_hz": plan["clock_hz"], "regions": plan["regions"],
-            "vela_version": plan["vela_version"], "driver": driver, "segments": segs, "cpu_ops": cpu_ops, "totals": totals,
+            "vela_version": plan["vela_version"], "driver": driver, "segments": segs, "cpu_ops": cpu_ops,
+            "ops": [{k: o[k] for k in ("index", "op", "engine", "reason", "segment")} for o in plan["ops"]], "totals": totals,
             "softmax": plan.get("softmax", [])}
 
 
