@@ -18,11 +18,13 @@ import json
 from pathlib import Path
 
 from ..errors import StageError
+from ..files import write_atomic, write_json
 from ..ir import Graph
+from ..tosa import serialize
 from .compile import CompiledSegment, compile_segments
 from .config import NpuConfig
 from .legalize_softmax_pass import softmax_forms
-from .partition import NPU, mark
+from .partition import NPU, mark, subgraph
 from .vela import PINNED_VERSION
 
 __all__ = ["build_plan", "load_plan", "PLAN_VERSION"]
@@ -70,8 +72,9 @@ def build_plan(g: Graph, config: NpuConfig, out_dir: str | Path, model: str = "m
         tabula.npu.vela.VelaMissing: ethos-u-vela is not installed.
         StageError: Vela crashed, or reported inputs / outputs that do not match the segment's.
     """
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from ..files import make_dirs
+
+    out = make_dirs(out_dir)
     engines, reasons = mark(g, config.target.family)
     kw = {} if compiler is None else {"compiler": compiler}
     compiled, n_compiles = compile_segments(g, engines, reasons, config.target.name, config.system_config,
@@ -88,13 +91,10 @@ def build_plan(g: Graph, config: NpuConfig, out_dir: str | Path, model: str = "m
         if s.engine == NPU:
             v = cs.vela
             k = s.index
-            (out / f"seg{k}.cmd.bin").write_bytes(v.cmd_data)
-            (out / f"seg{k}.weights.bin").write_bytes(v.weight_data)
-            (out / f"seg{k}.vela.log").write_text(v.log)
-            from ..tosa import serialize
-            from .partition import subgraph
-
-            (out / f"seg{k}.tosa").write_bytes(serialize(subgraph(g, s.ops)))
+            write_atomic(out / f"seg{k}.cmd.bin", v.cmd_data)
+            write_atomic(out / f"seg{k}.weights.bin", v.weight_data)
+            write_atomic(out / f"seg{k}.vela.log", v.log)
+            write_atomic(out / f"seg{k}.tosa", serialize(subgraph(g, s.ops)))
             sm = v.summary
             flash = float(sm.get("off_chip_flash_memory_used", 0.0)) + float(sm.get("dram_memory_used", 0.0)) \
                 + float(sm.get("on_chip_flash_memory_used", 0.0))
@@ -128,7 +128,7 @@ def build_plan(g: Graph, config: NpuConfig, out_dir: str | Path, model: str = "m
               "fast_scratch_bytes": max((s["fast_scratch_bytes"] for s in npu_segs), default=0)}
     plan = {"version": PLAN_VERSION, "model": model, "vela_version": PINNED_VERSION, **config.to_json(),
             "ops": ops, "segments": segments, "totals": totals, "softmax": softmax_forms(g), "vela_compiles": n_compiles}
-    (out / "plan.json").write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n")
+    write_json(out / "plan.json", plan)
     return plan
 
 
