@@ -58,3 +58,18 @@ def test_npu_sources_name_the_driver_the_standin_and_the_board_defines(tmp_path)
     assert str(cm) in npu_sources(cfg, "ethosu", str(drv), str(tmp_path / "cmsis"))[1]
     u65 = npu_sources(npu_config(load_board("corstone300"), "ethos-u65-256"), "ethosu", str(drv), str(tmp_path / "cmsis"))
     assert "ETHOSU65" in u65[2]
+
+
+def test_the_fvp_gets_the_targets_macs_and_the_u65_model(tmp_path):
+    from tabula.deploy.runners.fvp import fvp_command
+
+    elf = tmp_path / "firmware.elf"
+    elf.write_bytes(b"")
+    assert not any("ethosu" in a for a in fvp_command(elf, {}))  # a CPU-only build: no NPU flag
+    (tmp_path / "npu").mkdir()
+    (tmp_path / "npu" / "plan.json").write_text('{"macs": 128, "family": "ethos-u55"}')
+    cmd = fvp_command(elf, {})
+    assert cmd[0] == "FVP_Corstone_SSE-300_Ethos-U55" and cmd[cmd.index("ethosu.num_macs=128") - 1] == "-C"
+    (tmp_path / "npu" / "plan.json").write_text('{"macs": 256, "family": "ethos-u65"}')
+    cmd = fvp_command(elf, {})
+    assert cmd[0] == "FVP_Corstone_SSE-300_Ethos-U65" and "ethosu.num_macs=256" in cmd
