@@ -14,7 +14,7 @@ plan sees them, the segment's intermediates and the pseudo ops ``STANDIN_IN`` / 
 the segment runs, so nothing the body writes overlaps a live tensor of the model.
 
 :func:`npu_arrays` lists the NPU's own arrays (command streams and weights: constants in the weights'
-region; the scratch and fast scratch: zero-initialised-free buffers in theirs) for placement.
+region; the scratch and fast scratch: NOLOAD buffers in theirs) for placement.
 """
 from __future__ import annotations
 

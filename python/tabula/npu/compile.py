@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..ir import Graph
 from .partition import CPU, NPU, Segment, cut, subgraph, tie_int48, units
-from .vela import VelaRefused, VelaResult, compile_tosa
+from .vela import PINNED_VERSION, VelaRefused, VelaResult, compile_tosa
 
 __all__ = ["CompiledSegment", "compile_segments"]
 
@@ -98,8 +98,6 @@ def compile_segments(g: Graph, engines: list[str], reasons: list[str], accelerat
         reason = why.reason if isinstance(why, VelaRefused) else str(why)
         if not isinstance(alone, VelaRefused):
             reason += " (it compiles alone, not after the ops before it)"
-        from .vela import PINNED_VERSION
-
         for i in culprit:
             engines[i] = CPU
             reasons[i] = f"Vela {PINNED_VERSION} refused it: {reason}"
