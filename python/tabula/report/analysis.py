@@ -182,9 +182,10 @@ def build_report(program, *, emitted: list[dict] | None = None, offsets: dict | 
     to_emitted = ir_to_emitted(g, emitted) if emitted else [None] * len(g.ops)
     cpu = getattr(board, "cpu", None) if board is not None else None
     cflags = tuple(getattr(board, "cflags", ()) or ()) if board is not None else ()
-    npu_cpu = None
-    if results.get("npu"):
+    npu_cpu, npu_ops = None, {}
+    if results.get("npu"):  # an NPU build: every op's engine (and why a CPU one is)
         npu_cpu = {int(o["index"]) for o in results["npu"].get("cpu_ops", [])}
+        npu_ops = {int(o["index"]): o for o in results["npu"].get("ops", [])}
     table_of = {t.get("output"): t for t in (tables or [])}
     producer = {}
     for i, op in enumerate(g.ops):
@@ -227,7 +228,9 @@ def build_report(program, *, emitted: list[dict] | None = None, offsets: dict | 
             "output_bytes": out.nbytes, "emitted": k, "kernel": e.get("kernel") if e else None,
             "fused": bool(e is not None and not last_of_call),
             "path": kernel_path(e.get("kernel"), cpu, portable, cflags) if e else "-",
-            "engine": "CPU" if npu_cpu is None or i in npu_cpu else "NPU",
+            "engine": (str(npu_ops[i]["engine"]).upper() if i in npu_ops else
+                       "CPU" if npu_cpu is None or i in npu_cpu else "NPU"),
+            "engine_reason": (npu_ops.get(i) or {}).get("reason"),
             "instructions": prof.get("instructions") if prof else None, "ticks": prof.get("ticks") if prof else None,
             "share": prof.get("share") if prof else None,
             "float_node": lay.get("float_node"), "sqnr_db": sq, "max_error_lsb": lay.get("max_error_lsb"),
