@@ -308,5 +308,5 @@ def from_build(out_dir, board=None, portable: bool = False, results: dict | None
     note = lay.get("note", "") if lay else "no test data run yet (run=1 computes the per-layer SQNR on it)"
     return build_report(program, emitted=ops.get("ops"), offsets=arena.get("offsets"), arena=arena, tables=tables,
                         calibration=calib, layers=lay.get("tensors"), weights=lay.get("weights"), results=res,
-                        board=board, portable=portable or bool(how.get("portable")), title=out.name,
+                        board=board, portable=portable or bool(how.get("portable")), title=out.resolve().name,
                         scheme=how.get("scheme"), data_note=note)
