@@ -512,7 +512,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         from tabula.report.stage import build_folder_report
 
         write_results(out / "results.json", results)
-        rep, _ = build_folder_report(out, board, portable, results)
+        try:
+            rep, _ = build_folder_report(out, board, portable, results)
+        except (OSError, ValueError, KeyError, TypeError, ImportError) as e:  # the run's figures stand without it
+            rep = {"warnings": []}
+            results["report_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+            print(f"tabula: warning: report.html not written ({results['report_error']})", file=sys.stderr)
         extra = [w for w in rep["warnings"] if w["kind"] != "data"]
         if extra:  # printed by tabula show with the data warnings; "findings" keeps their kind and layer
             results["warnings"] = list(results.get("warnings") or []) + [w["text"] for w in extra]
