@@ -140,9 +140,9 @@ def _cmd_run(a) -> int:
 def _cmd_report(a) -> int:
     """report.html / report.md / report.json of a build folder (its IR, codegen's files and, after a run,
     results.json); the warnings on the console."""
-    from .report.stage import build_folder_report, print_warnings
+    from .report.stage import print_warnings
 
-    rep, paths = build_folder_report(a.ir, a.board or None, a.portable) if a.out == a.ir else _report_into(a)
+    rep, paths = _report_into(a)
     print_warnings(rep)
     print(f"tabula: {paths[0]} ({len(rep['rows'])} IR ops, {len(rep['warnings'])} warning(s))")
     return 0
@@ -152,7 +152,7 @@ def _report_into(a):
     from .report.analysis import from_build
     from .report.render import write_report
 
-    rep = from_build(a.ir, a.board or None, a.portable)
+    rep = from_build(a.ir, a.board or None, a.portable, ir_dir=a.ir)  # results.json / layers.json: --ir's too
     return rep, write_report(rep, a.out)
 
 
@@ -365,7 +365,7 @@ def _cmd_validate(a) -> int:
         try:
             res = run_and_report(elf, board.name, out, where["data"], where["model"], out, runner=a.runner or None,
                                  limit=a.limit or None, port=a.port or None, timeout_s=a.timeout or None,
-                                 probe=a.probe or None)
+                                 probe=a.probe or None, report=True)
         except SessionError as e:
             print(f"tabula: error: {str(e).splitlines()[0]} (the outputs received are checked in "
                   f"{out / 'results.json'})", file=sys.stderr)

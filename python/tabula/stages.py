@@ -395,7 +395,17 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     from tabula.reference.interpreter import run_graph
     from tabula.report.stage import read_float_layers
 
-    float_layers = read_float_layers(Path(float_path).with_name("float_layers.npz")) if float_path is not None else None
+    if float_path is not None:
+        float_layers = read_float_layers(Path(float_path).with_name("float_layers.npz"))
+    elif report:  # torch is here already (the float model runs in this process): its activations too
+        from tabula.report.stage import float_layers_file
+
+        from .files import make_dirs as _make_dirs
+
+        float_layers_file(program, ep, x, _make_dirs(out) / "float_layers.npz", _digest)
+        float_layers = read_float_layers(out / "float_layers.npz")
+    else:
+        float_layers = None
     if float_layers is not None and float_layers["data_sha256"] != _digest(x[: float_layers["n"]]):
         float_layers = None  # made for other samples
     n_traced = float_layers["n"] if float_layers is not None else 0
@@ -513,7 +523,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
 
         write_results(out / "results.json", results)
         try:
-            rep, _ = build_folder_report(out, board, portable, results)
+            rep, _ = build_folder_report(out, board, portable, results, ir_dir, Path(elf_path).parent / "src")
         except (OSError, ValueError, KeyError, TypeError, ImportError) as e:  # the run's figures stand without it
             rep = {"warnings": []}
             results["report_error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"

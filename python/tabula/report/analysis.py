@@ -283,28 +283,32 @@ def _read_json(path: Path):
         return None
 
 
-def from_build(out_dir, board=None, portable: bool = False, results: dict | None = None) -> dict:
+def from_build(out_dir, board=None, portable: bool = False, results: dict | None = None, ir_dir=None,
+               src_dir=None) -> dict:
     """:func:`build_report` over a build folder ``out_dir`` (``ir.json``, ``tables.json``,
-    ``calibration.json``, ``layers.json``, ``src/ops.json``, ``src/arena.json``, ``results.json``, each
-    where present; ``results`` overrides the file).  ``board``: a board name or Board.
+    ``calibration.json``, ``build.json`` in ``ir_dir``, default ``out_dir``; ``src/ops.json``,
+    ``src/arena.json`` in ``src_dir``, default ``<ir_dir>/src``; ``layers.json``, ``results.json`` in
+    ``out_dir``; each where present; ``results`` overrides the file).  ``board``: a board name or Board.
 
     Raises:
-        MissingFileError, IRError: no readable IR in ``out_dir``."""
+        MissingFileError, IRError: no readable IR in ``ir_dir``."""
     import tabula
 
     from ..boards import load_board
 
     out = Path(out_dir)
-    program = tabula.load(out)
+    ird = Path(ir_dir) if ir_dir is not None else out
+    src = Path(src_dir) if src_dir is not None else ird / "src"
+    program = tabula.load(ird)
     if isinstance(board, str):
         board = load_board(board)
-    ops = _read_json(out / "src" / "ops.json") or {}
-    arena = _read_json(out / "src" / "arena.json") or {}
-    tables = (_read_json(out / "tables.json") or {}).get("tables")
-    calib = (_read_json(out / "calibration.json") or {}).get("tensors")
+    ops = _read_json(src / "ops.json") or {}
+    arena = _read_json(src / "arena.json") or {}
+    tables = (_read_json(ird / "tables.json") or {}).get("tables")
+    calib = (_read_json(ird / "calibration.json") or {}).get("tensors")
     lay = _read_json(out / "layers.json") or {}
     res = results if results is not None else (_read_json(out / "results.json") or {})
-    how = _read_json(out / "build.json") or {}
+    how = _read_json(ird / "build.json") or {}
     note = lay.get("note", "") if lay else "no test data run yet (run=1 computes the per-layer SQNR on it)"
     return build_report(program, emitted=ops.get("ops"), offsets=arena.get("offsets"), arena=arena, tables=tables,
                         calibration=calib, layers=lay.get("tensors"), weights=lay.get("weights"), results=res,

@@ -138,14 +138,16 @@ def print_warnings(rep: dict, file=None) -> None:
         print(f"tabula: warning: {printable(w['text'])}", file=file or sys.stdout)
 
 
-def build_folder_report(out_dir, board=None, portable: bool = False, results: dict | None = None) -> tuple[dict, list[Path]]:
-    """Write ``report.html`` / ``report.md`` / ``report.json`` of the build folder ``out_dir``
-    (:func:`tabula.report.analysis.from_build`); returns the report and the paths.
+def build_folder_report(out_dir, board=None, portable: bool = False, results: dict | None = None, ir_dir=None,
+                        src_dir=None) -> tuple[dict, list[Path]]:
+    """Write ``report.html`` / ``report.md`` / ``report.json`` of the build folder ``out_dir`` into it
+    (:func:`tabula.report.analysis.from_build`: the IR in ``ir_dir``, codegen's files in ``src_dir``);
+    returns the report and the paths.
 
     Raises:
         MissingFileError, IRError: no readable IR in ``out_dir``; StageError: the files cannot be written."""
     from .analysis import from_build
     from .render import write_report
 
-    rep = from_build(out_dir, board, portable, results)
+    rep = from_build(out_dir, board, portable, results, ir_dir, src_dir)
     return rep, write_report(rep, out_dir)
