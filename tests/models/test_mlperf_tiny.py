@@ -126,8 +126,11 @@ def test_kws_report_finds_where_the_error_grows(build_dir):
     validation metrics of the device against the reference exact."""
     import tabula
 
-    r = _run("kws", "host", build_dir, "samples=all")   # built by test_mlperf_on_host_int8_is_bit_exact: no-op
     out = build_dir / "host" / "kws"
+    if (out / "report.json").is_file():  # built by test_mlperf_on_host_int8_is_bit_exact
+        r = json.loads((out / "results.json").read_text())
+    else:
+        r = _run("kws", "host", build_dir, "samples=all")
     rep = json.loads((out / "report.json").read_text())
     program = tabula.load(out)
     assert len(rep["rows"]) == len(program.graph.ops) and rep["model"]["n_samples"] == r["n_samples"] == 15
