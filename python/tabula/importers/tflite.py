@@ -17,8 +17,8 @@ tabula's rules cover, so ``torch.export`` of it gives the graph a hand-written p
   0)``, ``total // 2`` before, the rest after): symmetric pads in the layer's own ``padding``,
   asymmetric ones as an explicit ``F.pad`` with zeros before a conv; a pool's padding counts no
   element (average) or never wins (max), as in TFLite.
-* **Fused activations** (``RELU``, ``RELU6``, ``RELU_N1_TO_1``, ``TANH``) follow the op as
-  ``relu`` / ``relu6`` / ``hardtanh(-1, 1)`` / ``tanh``.
+* **Fused activations** (``RELU``, ``RELU6``, ``RELU_N1_TO_1``) follow the op as ``relu`` / ``relu6`` /
+  ``hardtanh(-1, 1)``; ``TANH`` / ``SIGN_BIT`` are refused (TFLite's kernels only clamp, so they ignore them).
 
 Operators (:data:`CONVERTERS`): CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, SUB, MUL, DIV,
 AVERAGE_POOL_2D, MAX_POOL_2D, MEAN, RESHAPE, SQUEEZE, EXPAND_DIMS, TRANSPOSE, CONCATENATION, PAD, PADV2,
@@ -94,11 +94,10 @@ def _trivial(shape) -> bool:
 
 
 def _activation(name: str, op: TFLiteOp) -> Callable[[torch.Tensor], torch.Tensor]:
-    fused = {"NONE": lambda v: v, "RELU": F.relu, "RELU6": F.relu6, "RELU_N1_TO_1": lambda v: F.hardtanh(v, -1.0, 1.0),
-             "TANH": torch.tanh}
-    if name not in fused:
-        raise TFLiteImportError(f"op {op.index} ({op.type}): fused activation {name} is not supported "
-                                f"(supported: {', '.join(fused)})")
+    fused = {"NONE": lambda v: v, "RELU": F.relu, "RELU6": F.relu6, "RELU_N1_TO_1": lambda v: F.hardtanh(v, -1.0, 1.0)}
+    if name not in fused:  # TANH / SIGN_BIT: TFLite's own kernels clamp only to these ranges, and ignore them
+        raise TFLiteImportError(f"op {op.index} ({op.type}): fused activation {name}, which TFLite's own kernels do "
+                                f"not apply to this op (they take {', '.join(fused)}); remove it from the model")
     return fused[name]
 
 
