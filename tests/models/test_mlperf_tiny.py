@@ -64,7 +64,7 @@ def test_port_matches_y_float(name):
 def test_kws_hybrid_weights_load_dequantized():
     """The "float" kws file stores its CONV_2D weights as int8 with one scale; the reader returns
     q * scale, so every value is an integer multiple of the scale within [-127, 127]."""
-    from mlperf_tiny.tflite_reader import read_tflite
+    from tabula.importers.tflite_reader import read_tflite
 
     ops = read_tflite(mlperf_tiny.source_files("kws")[0])
     convs = [op for op in ops if op.type == "CONV_2D"]
