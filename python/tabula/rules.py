@@ -173,6 +173,12 @@ SHARED: dict[str, int] = {
     "aten.max_pool1d": 0,
     "aten.avg_pool1d": 0,
     "aten.t": 0,
+    "aten.select": 0,  # integer indexing (``x[0]``, ``y[:, -1]``): SLICE + RESHAPE
+    "aten.narrow": 0,
+    "aten.unflatten": 0,
+    "aten.expand": 0,  # TILE (a size-1 axis repeated), RESHAPE first where the rank grows
+    "aten.adaptive_avg_pool1d": 0,
+    "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
 }
 
 #: Joining ops: packet name -> index of the tensor-list argument.
@@ -221,13 +227,25 @@ SOFTMAX_GRID: dict[str, FixedGrid] = {
 FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
     "aten.softmax": SOFTMAX_GRID,  # softmax.int (self, dim, dtype=None)
     "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
+    "tabula.softmax": SOFTMAX_GRID,  # scaled, masked softmax (self, dim, scale, keep): decomposed attention
 }
 
-#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
-#: ops of the classes above: packet name -> what they become.
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`,
+#: :mod:`tabula.quantizer.decompose_ops_pass`), so they reach PT2E as ops of the classes above:
+#: packet name -> what they become.
 REWRITTEN: dict[str, str] = {
     "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
     "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+    "aten.layer_norm": "mean, sub, mul, mean, rsqrt(var + eps) (one TABLE), mul, and the affine mul / add",
+    "aten.scaled_dot_product_attention": "matmul(q, k^T), the scaled (masked) softmax tabula.softmax, matmul(p, v)",
+    "aten.split": "one slice per piece",
+    "aten.split_with_sizes": "one slice per piece",
+    "aten.chunk": "one slice per piece",
+    "aten.unbind": "one select per piece",
+    "aten.stack": "unsqueeze each input, then cat",
+    "aten.zeros_like": "a constant of the input's shape (folded)",
+    "aten.ones_like": "a constant of the input's shape (folded)",
+    "aten.full_like": "a constant of the input's shape (folded)",
 }
 #: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
 MATMUL: dict[str, tuple[int, int]] = {

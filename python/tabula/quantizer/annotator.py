@@ -111,7 +111,9 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     node ends in a LoweringError after it.  Identity ops and asserts pass (:mod:`.remove_identities_pass`
     removes them)."""
     from ..lowering.pipeline import unsupported_reason
+    from .batch_norm import BATCH_NORM_OPS
     from .batch_norm import unsupported as batch_norm_unsupported
+    from .decompose_ops_pass import unsupported as decompose_unsupported
 
     ok = set(supported())
     dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else None
@@ -131,7 +133,10 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
             bad.append((name, node_source(n)))
             continue
         # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
-        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n, dtype)
+        if name in rules.REWRITTEN:
+            why = batch_norm_unsupported(n) if name in BATCH_NORM_OPS else decompose_unsupported(n)
+        else:
+            why = unsupported_reason(n, dtype)
         if why:
             bad.append((f"{name} {why}", node_source(n)))
     if bad:
@@ -280,7 +285,7 @@ class TabulaQuantizer(Quantizer):
             in_spec = self._act(DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
         else:
             in_spec = self._act()
-        if self.table_output == "observed":
+        if self.table_output == "observed" or node.meta.get("tabula_table_output") == "observed":
             out_spec = self._act()
         else:
             out_spec = self._exact_table_output(node, name, x, dom)
@@ -314,10 +319,12 @@ class TabulaQuantizer(Quantizer):
         so a ``clone`` between a conv and its BatchNorm or ReLU hides neither the fold nor the fused
         activation.  A no-op after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``."""
         from .batch_norm import fold_batch_norms
+        from .decompose_ops_pass import decompose_ops
         from .fold_constants_pass import fold_constants
         from .remove_identities_pass import remove_identities
 
         remove_identities(model)  # the order of tabula.quantizer.passes()
+        decompose_ops(model)
         fold_constants(model)
         fold_batch_norms(model)
         return model

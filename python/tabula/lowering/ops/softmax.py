@@ -36,7 +36,13 @@ from ...qmath.softmax import SOFTMAX_INDEX_MIN, SOFTMAX_MAX_ROW, SoftmaxPlan, bu
     softmax_too_long
 from ._common import device_axis
 
-ATEN = ["aten.softmax", "aten._softmax"]
+ATEN = ["aten.softmax", "aten._softmax", "tabula.softmax"]
+
+#: What a masked position adds to its int32 input code (``x - zp``, at most 2^16 in size): every kept
+#: code of the row exceeds every masked one, so the row's max is a kept code, and the masked
+#: differences saturate the exp index to its minimum -- within each RESCALE's TOSA REQUIRE
+#: (``|d| < 2^22`` for the x 2^7 index).
+MASK_BIAS = -(1 << 20)
 
 
 def unsupported(node, dtype: str | None = None) -> str | None:
@@ -59,7 +65,7 @@ def lower(ctx, node) -> None:
         dt = arg(node, 2, "dtype", None)
         if dt not in (None, torch.float32):
             raise LoweringError(f"{src}: softmax with dtype={dt} is not supported (leave dtype unset)")
-    elif arg(node, 2, "half_to_float", False):
+    elif name == "aten._softmax" and arg(node, 2, "half_to_float", False):
         raise LoweringError(f"{src}: _softmax with half_to_float=True is not supported")
     x = ctx.input(node.args[0], node)
     out = ctx.output(node)
@@ -70,16 +76,41 @@ def lower(ctx, node) -> None:
     if not -rank <= dim < rank:
         raise LoweringError(f"{src}: softmax dim {dim} outside a rank-{rank} tensor")
     axis = device_axis(dim, rank)
+    factor, keep = 1.0, None
+    if name == "tabula.softmax":  # softmax(scale * x) over the kept positions (tabula.quantizer.softmax_op)
+        factor = float(node.args[2])
+        if not factor > 0:
+            raise LoweringError(f"{src}: attention scale {factor} must be > 0")
+        keep_node = arg(node, 3, "keep", None)
+        if keep_node is not None:
+            keep = _keep_mask(ctx, keep_node, node, rank, src)
     try:
-        plan = build_softmax_plan(float(x.scale), x.dtype, x.shape[axis], float(out.scale), int(out.zero_point))
+        plan = build_softmax_plan(float(x.scale) * factor, x.dtype, x.shape[axis], float(out.scale), int(out.zero_point))
     except QuantizationError as e:
         raise LoweringError(f"{src}: {e}") from e
-    emit_softmax(ctx, node.name, x, out, axis, plan, src)
+    emit_softmax(ctx, node.name, x, out, axis, plan, src, keep=keep)
 
 
-def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str) -> None:
+def _keep_mask(ctx, keep_node, node, rank: int, src: str) -> np.ndarray:
+    """The boolean keep mask (a constant of PyTorch's layout, broadcastable to the input) as a numpy
+    array of the input's rank in the device layout (NHWC for 4-D), still broadcastable."""
+    keep = ctx._attr(keep_node).numpy().astype(bool)
+    if keep.ndim > rank:
+        raise LoweringError(f"{src}: softmax mask of rank {keep.ndim} for a rank-{rank} input")
+    keep = keep.reshape((1,) * (rank - keep.ndim) + keep.shape)
+    return keep.transpose(0, 2, 3, 1) if rank == 4 else keep
+
+
+def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str, keep: np.ndarray | None = None) -> None:
     """Append the op sequence of ``out = softmax(x)`` along IR ``axis`` (module docstring), with the
-    constants of ``plan`` (built for ``x``'s scale, the axis length and ``out``'s grid)."""
+    constants of ``plan`` (built for ``x``'s scale, the axis length and ``out``'s grid).
+
+    ``keep`` (bool, the IR rank, broadcastable to ``x``): a masked softmax.  ``ADD(x32, bias)`` with
+    :data:`MASK_BIAS` at the masked positions takes them out of the row's max (and saturates their
+    exp index), ``MUL(e, keep)`` zeroes their exps before the sum, and their quotient is then
+    ``(0 + S/2) // S = 0``: code ``zero_point``, exactly 0.  The kept positions get what a softmax over
+    the kept ones alone gives, bit for bit, with the same bounds.  (Roles ``mask_bias``, ``mask_keep``:
+    the fused kernel does not take them, so a masked softmax runs op by op.)"""
     g = ctx.graph
     shape = tuple(x.shape)
     rank = len(shape)
@@ -122,6 +153,12 @@ def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str)
     s = float(x.scale)
     x32 = rescale("x32", x, temp("x32", shape, "int32", s), 1.0)
     g.ops[-1].attrs["softmax"] = meta
+    if keep is not None:
+        if not np.broadcast_to(keep, shape).any(axis=axis).all():
+            raise LoweringError(f"{src}: softmax mask hides every position of a row (PyTorch gives NaN there)")
+        bias_c = ctx.const(f"{base}_mask_bias", np.where(keep, 0, MASK_BIAS).astype(np.int32), "int32")
+        x32 = op("mask_bias", "ADD", [x32, bias_c], temp("x32_masked", shape, "int32", s))
+        meta["masked"] = int((~keep).sum())
     mx = op("max", "REDUCE_MAX", [x32], temp("max", row, "int32", s), {"axis": axis})
     d = op("d", "SUB", [x32, tile("max_tiled", mx, along)], temp("d", shape, "int32", s))
     if not plan.two_level:
@@ -137,6 +174,9 @@ def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str)
         exp_b = op("exp_b", "ADD", list(exp("b", idx_b, plan.exp_lo, -SOFTMAX_INDEX_MIN - (1 << k >> 1))),
                    temp("exp_b", shape, "int32"))
         e = op("e", "MUL", [exp_a, exp_b], temp("e", shape, "int32"), {"shift": plan.exp_shift})
+    if keep is not None:
+        keep_c = ctx.const(f"{base}_keep", keep.astype(np.int32), "int32")
+        e = op("mask_keep", "MUL", [e, keep_c], temp("e_kept", shape, "int32"), {"shift": 0})
     total = op("sum", "REDUCE_SUM", [e], temp("sum", row, "int32"), {"axis": axis})
     den = rescale("den", total, temp("den", row, "int32"), plan.d_scale[0] * 2.0 ** -plan.d_scale[1])
     half = rescale("half", total, temp("half", row, "int32"), plan.h_scale[0] * 2.0 ** -plan.h_scale[1])
