@@ -53,7 +53,7 @@ from .fx import canonical_op
 
 aten = torch.ops.aten
 
-__all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
+__all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
            "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
            "FUSING_PRODUCERS", "fused_activation"]
@@ -76,7 +76,11 @@ WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
     "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
+    "aten.conv_transpose2d": (0, 1, 2),  # TOSA TRANSPOSE_CONV2D; weight [Cin, Cout, KH, KW]
 }
+
+#: The output-channel axis of a weighted op's weight, where it is not 0 (the per-channel qspec's axis).
+WEIGHT_AXIS: dict[str, int] = {"aten.conv_transpose2d": 1}
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
 #: the node's extra arguments, so the table reproduces PyTorch's float semantics exactly).
@@ -260,7 +264,7 @@ FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.
 
 #: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
 FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
-                                              "aten.mm"})
+                                              "aten.mm", "aten.conv_transpose2d"})
 
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = IDENTITY | ASSERTS

@@ -207,13 +207,13 @@ def _act_qspec(s: Scheme, observer=FiniteHistogramObserver, min_max_below: int =
     )
 
 
-def _weight_qspec() -> QuantizationSpec:
+def _weight_qspec(axis: int = 0) -> QuantizationSpec:
     return QuantizationSpec(
         dtype=torch.int8,
         quant_min=-127,
         quant_max=127,
         qscheme=torch.per_channel_symmetric,
-        ch_axis=0,
+        ch_axis=axis,
         observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=EPS),
     )
 
@@ -343,7 +343,8 @@ class TabulaQuantizer(Quantizer):
                 ix, iw, _ = rules.WEIGHTED[name]
                 x, w = node.args[ix], node.args[iw]
                 # the bias stays float: the lowering quantizes it per call (see the module docstring)
-                ann = QuantizationAnnotation({x: self._act(), w: _weight_qspec()}, out_spec, _annotated=True)
+                ann = QuantizationAnnotation({x: self._act(), w: _weight_qspec(rules.WEIGHT_AXIS.get(name, 0))}, out_spec,
+                                             _annotated=True)
             elif cls is rules.OpClass.TABLE:
                 ann = self._table(node, name)
             elif cls is rules.OpClass.SHARED and self._fused(node.args[0]) is node:
