@@ -66,7 +66,7 @@ def unsupported(node: Node) -> str | None:
         if q is not None and k is not None and (q.dim() != k.dim() or q.shape[:-2] != k.shape[:-2]):
             return f"of query {tuple(q.shape)} and key {tuple(k.shape)} (grouped-query attention: repeat the keys)"
         if q is not None and k is not None:
-            keep = _keep(node, None)
+            keep = _keep(node, node.graph.owning_module)
             if keep is not None and not bool(keep.any(-1).all()):
                 return "with a mask that hides every key of a query (PyTorch gives NaN there)"
         return None
@@ -111,9 +111,10 @@ class _Emitter:
         for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
             if key in self.at.meta:
                 n.meta[key] = self.at.meta[key]
-        if self.mode is not None:
-            fa, fk = map_arg((args, kwargs), lambda a: fake_value(a))
-            with self.mode:
+        fa, fk = map_arg((args, kwargs), lambda a: fake_value(a))
+        mode = self.mode or next((v.fake_mode for v in torch.utils._pytree.tree_leaves((fa, fk)) if hasattr(v, "fake_mode")), None)
+        if mode is not None:
+            with mode:
                 n.meta["val"] = target(*fa, **fk)
         return n
 
@@ -141,8 +142,8 @@ def _layer_norm(gm: GraphModule, node: Node) -> Node:
 
 def _keep(node: Node, gm: GraphModule | None) -> torch.Tensor | None:
     """The boolean keep-mask ``[..., L, S]`` of an attention node (None: every position), from
-    ``is_causal`` and a constant ``attn_mask`` (bool: True keeps; float: ``-inf`` masks).  Without
-    ``gm`` a mask constant is not read (only the causal part)."""
+    ``is_causal`` and a constant ``attn_mask`` (bool: True keeps; float: ``-inf`` masks), broadcast to
+    ``[L, S]`` or the mask's own leading dims.  Without ``gm`` a mask constant is not read."""
     q, k = fake_value(node.args[0]), fake_value(node.args[1])
     L, S = int(q.shape[-2]), int(k.shape[-2])
     keep = None
@@ -150,6 +151,8 @@ def _keep(node: Node, gm: GraphModule | None) -> torch.Tensor | None:
         keep = torch.ones(L, S, dtype=torch.bool).tril()
     mask = arg(node, 3, "attn_mask", None)
     if mask is not None and gm is not None:
+        if not _is_const(mask):
+            return keep
         m = _const_value(gm, mask)
         mk = m if m.dtype == torch.bool else torch.isfinite(m) | (m > 0)
         keep = mk if keep is None else keep & mk
@@ -212,12 +215,15 @@ def decompose_ops(gm: GraphModule) -> int:
     """Rewrite every :data:`DECOMPOSED` node of ``gm`` in place (module doc) that :func:`unsupported`
     accepts; returns how many were rewritten."""
     count = 0
+    masks = set()
     for node in list(gm.graph.nodes):
         if node.op != "call_function":
             continue
         name = canonical_op(node.target)
         if name not in DECOMPOSED or unsupported(node):
             continue
+        if name == "aten.scaled_dot_product_attention" and _is_const(arg(node, 3, "attn_mask", None)):
+            masks.add(str(arg(node, 3, "attn_mask", None).target))
         if name in _SPLITS:
             _pieces(gm, node)
         else:
@@ -228,6 +234,22 @@ def decompose_ops(gm: GraphModule) -> int:
         count += 1
     if count:
         gm.graph.eliminate_dead_code()
+        _drop_unread(gm, masks)
         gm.graph.lint()
         gm.recompile()
     return count
+
+
+def _drop_unread(gm: GraphModule, targets: set[str]) -> None:
+    """Delete the attention masks no node reads any more (their ``-inf`` entries live on as the keep mask;
+    the weight checks would refuse them)."""
+    read = {str(n.target) for n in gm.graph.nodes if n.op == "get_attr"}
+    for t in targets - read:
+        *path, leaf = t.split(".")
+        mod = gm
+        for part in path:
+            mod = getattr(mod, part)
+        if leaf in mod._buffers:
+            del mod._buffers[leaf]
+        elif leaf in mod._parameters:
+            del mod._parameters[leaf]
