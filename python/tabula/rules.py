@@ -29,6 +29,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
 ``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
                  (or a fused activation's).
+``NORMALIZE``    layer_norm: input calibrated, output own; the affine weight and bias stay float and the
+                 lowering folds them into its integer constants (:mod:`tabula.qmath.layer_norm`).
 
 Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
 :data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
@@ -56,7 +58,7 @@ aten = torch.ops.aten
 __all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
            "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
-           "FUSING_PRODUCERS", "fused_activation"]
+           "FUSING_PRODUCERS", "fused_activation", "NORMALIZE"]
 
 
 class OpClass(Enum):
@@ -69,6 +71,7 @@ class OpClass(Enum):
     ARITHMETIC = "arithmetic"
     FIXED_OUTPUT = "fixed output"
     MATMUL = "matmul"
+    NORMALIZE = "normalize"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -240,7 +243,6 @@ FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
 REWRITTEN: dict[str, str] = {
     "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
     "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
-    "aten.layer_norm": "mean, sub, mul, mean, rsqrt(var + eps) (one TABLE), mul, and the affine mul / add",
     "aten.scaled_dot_product_attention": "matmul(q, k^T), the scaled (masked) softmax tabula.softmax, matmul(p, v)",
     "aten.split": "one slice per piece",
     "aten.split_with_sizes": "one slice per piece",
@@ -257,6 +259,10 @@ MATMUL: dict[str, tuple[int, int]] = {
     "aten.bmm": (0, 1),
     "aten.mm": (0, 1),
 }
+
+#: Normalizations (an integer LayerNorm: :mod:`tabula.qmath.layer_norm`): packet name -> index of the
+#: data input.  Input calibrated, output own (calibrated); weight and bias stay float constants.
+NORMALIZE: dict[str, int] = {"aten.layer_norm": 0}
 
 #: Activations that run in their producer's epilogue when they are its only user: the producer
 #: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
@@ -282,6 +288,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
     **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
     **{n: OpClass.MATMUL for n in MATMUL},
+    **{n: OpClass.NORMALIZE for n in NORMALIZE},
 }
 
 

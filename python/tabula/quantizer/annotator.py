@@ -378,6 +378,8 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.FIXED_OUTPUT:
                 ann = QuantizationAnnotation({node.args[0]: self._act()}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
                                              _annotated=True)
+            elif cls is rules.OpClass.NORMALIZE:
+                ann = QuantizationAnnotation({node.args[rules.NORMALIZE[name]]: self._act()}, self._act(), _annotated=True)
             elif cls is rules.OpClass.MATMUL:
                 qmap = {node.args[i]: self._act() for i in rules.MATMUL[name]}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)

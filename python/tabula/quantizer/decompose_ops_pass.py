@@ -2,13 +2,6 @@
 
 So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lists them):
 
-* ``layer_norm(x, shape, gamma, beta, eps)`` over the last ``len(shape)`` dims ->
-  ``m = mean(x)``, ``c = x - m``, ``v = mean(c * c)``, ``r = rsqrt(v + eps)``, ``y = c * r``, then
-  ``y * gamma`` and ``+ beta`` when given.  Each is an op of the rules table: the means are integer
-  averages of the codes (AVG_POOL2D, TOSA rounding), ``c * c`` and ``c * r`` integer products, the
-  rsqrt one TABLE; ``r``'s output grid is calibrated (``meta["tabula_table_output"] = "observed"``),
-  not the exact image of every input code, because the variance grid holds 0, where rsqrt has its
-  pole (README "Numerics", layer_norm: what each step costs).
 * ``scaled_dot_product_attention(q, k, v, attn_mask, 0, is_causal, scale)`` ->
   ``s = q @ k^T`` (MATMUL), ``p = tabula.softmax(s, -1, scale, keep)`` (:mod:`.softmax_op`: the
   scale folds into the softmax's input scale, the mask into its integer sequence), ``p @ v``.  A
@@ -40,7 +33,7 @@ aten = torch.ops.aten
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 #: The ops this pass rewrites.
-DECOMPOSED = ("aten.layer_norm", "aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE)
+DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE)
 
 
 def _is_const(n) -> bool:
@@ -50,12 +43,6 @@ def _is_const(n) -> bool:
 def unsupported(node: Node) -> str | None:
     """Why the captured ``node`` (one of :data:`DECOMPOSED`) cannot be rewritten, or None."""
     name = canonical_op(node.target)
-    if name == "aten.layer_norm":
-        for i, key in ((2, "weight"), (3, "bias")):
-            w = arg(node, i, key, None)
-            if w is not None and not _is_const(w):
-                return f"whose {key} is not a constant"
-        return None
     if name == "aten.scaled_dot_product_attention":
         mask = arg(node, 3, "attn_mask", None)
         if mask is not None and not _is_const(mask):
@@ -120,24 +107,6 @@ class _Emitter:
 
     def const(self, base: str, value: torch.Tensor) -> Node:
         return _new_const(self.gm, base, value, self.at, self.at.all_input_nodes[0])
-
-
-def _layer_norm(gm: GraphModule, node: Node) -> Node:
-    x = node.args[0]
-    dims = [-(i + 1) for i in range(len(node.args[1]))][::-1]
-    w, b, eps = arg(node, 2, "weight", None), arg(node, 3, "bias", None), float(arg(node, 4, "eps", 1e-5))
-    e = _Emitter(gm, node)
-    mean = e(aten.mean.dim, x, dims, True)
-    c = e(aten.sub.Tensor, x, mean)
-    var = e(aten.mean.dim, e(aten.mul.Tensor, c, c), dims, True)
-    r = e(aten.rsqrt.default, e(aten.add.Tensor, var, eps))
-    r.meta["tabula_table_output"] = "observed"  # the variance grid holds rsqrt's pole (module doc)
-    y = e(aten.mul.Tensor, c, r)
-    if w is not None:
-        y = e(aten.mul.Tensor, y, w)
-    if b is not None:
-        y = e(aten.add.Tensor, y, b)
-    return y
 
 
 def _keep(node: Node, gm: GraphModule | None) -> torch.Tensor | None:
@@ -227,7 +196,7 @@ def decompose_ops(gm: GraphModule) -> int:
         if name in _SPLITS:
             _pieces(gm, node)
         else:
-            fn = {"aten.layer_norm": _layer_norm, "aten.scaled_dot_product_attention": _attention,
+            fn = {"aten.scaled_dot_product_attention": _attention,
                   "aten.stack": _stack}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
