@@ -9,7 +9,9 @@
  * Gather form of TOSA's scatter: output pixel (oy, ox) receives the taps ky = (oy - pad_top) mod sy,
  * + sy, + 2 sy, ... (input row iy = (oy - pad_top - ky) / sy, when it lies inside) and the same along
  * x, so every output is written once, bias first, and the channels of one tap are a contiguous dot
- * product of an NHWC input pixel with an OHWI weight row.  Sums are taken modulo 2^32 / 2^64 in the
+ * product of an NHWC input pixel with an OHWI weight row: on Helium (weight_zp 0, the IR's) one
+ * predicated VMLADAVA / VMLALDAVA loop (tabula_dot_s8_mve: sum x*w - input_zp * sum w; int16 has no
+ * zero point), the portable loop otherwise.  Sums are taken modulo 2^32 / 2^64 in the
  * unsigned twin of the accumulator (never undefined behaviour); they equal TOSA's accumulator
  * whenever the exact sum fits it, which the IR requires.  Every product fits int32.
  */
@@ -77,6 +79,18 @@ tabula_status TABULA_FN(int32_t n, int32_t in_h, int32_t in_w, int32_t in_c, int
                                  * (size_t)in_c;
                             wr = weight + (((size_t)o * (size_t)kernel_h + (size_t)ky) * (size_t)kernel_w + (size_t)kx)
                                  * (size_t)in_c;
+#if TABULA_HAVE_MVE
+                            if (weight_zp == 0) { /* Helium: one predicated dot product per tap */
+#if TABULA_ACC_BITS == 32
+                                int32_t wsum;
+                                const int32_t dot = tabula_dot_s8_mve((const int8_t *)px, wr, in_c, &wsum);
+                                acc += (TABULA_UACC)dot - (TABULA_UACC)input_zp * (TABULA_UACC)wsum;
+#else
+                                acc += (TABULA_UACC)tabula_dot_s16_s8_mve((const int16_t *)px, wr, in_c);
+#endif
+                                continue;
+                            }
+#endif
                             for (i = 0; i < in_c; ++i) {
                                 acc += (TABULA_UACC)(TABULA_ACC)(((int32_t)px[i] - input_zp) * ((int32_t)wr[i] - weight_zp));
                             }
