@@ -109,6 +109,8 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", default=",".join(SCHEMES))
     ap.add_argument("--out", default=str(ROOT / "build" / "coverage"))
     ap.add_argument("--executorch-python", default=os.environ.get("EXECUTORCH_PYTHON", "/work/et-venv/bin/python"))
+    ap.add_argument("--reuse-executorch", action="store_true",
+                    help="keep each model's executorch.json from an earlier run (same seeds: the same weights and inputs)")
     a = ap.parse_args(argv)
     names, boards, schemes = a.models.split(","), a.boards.split(","), a.schemes.split(",")
     out = Path(a.out)
@@ -120,7 +122,9 @@ def main(argv=None) -> int:
         results[n] = {"blocked": why} if why else {}
         if not why:
             runnable.append(n)
-    et = executorch(out, names, a.executorch_python)
+    todo = [n for n in names if not (a.reuse_executorch and (out / n / "executorch.json").is_file())]
+    et = executorch(out, todo, a.executorch_python) if todo else {}
+    et.update({n: json.loads((out / n / "executorch.json").read_text()) for n in names if n not in et})
     for n in names:
         results[n]["executorch"] = et[n]
         for board in boards if n in runnable else ():

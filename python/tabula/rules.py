@@ -58,7 +58,7 @@ aten = torch.ops.aten
 __all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
            "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
-           "FUSING_PRODUCERS", "fused_activation", "NORMALIZE"]
+           "FUSING_PRODUCERS", "fused_activation", "NORMALIZE", "AVERAGING", "own_average_grid"]
 
 
 class OpClass(Enum):
@@ -187,6 +187,28 @@ SHARED: dict[str, int] = {
     "aten.adaptive_avg_pool1d": 0,
     "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
 }
+
+#: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
+#: H and W of a 4-D tensor, ``adaptive_avg_pool1d``): an average of many codes spans a much narrower range
+#: than its input (a global pool of ReLU outputs), so the input's grid would waste most of its codes.
+#: Lowered as the int32 sum and one RESCALE to the output grid (a single rounding).
+AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d"})
+
+
+def own_average_grid(node: Node) -> bool:
+    """``node`` (an FX node of an :data:`AVERAGING` op) gets its own output grid: every such op but a mean
+    over H and W of a 4-D tensor (AVG_POOL2D on the shared grid, as before)."""
+    name = canonical_op(node.target)
+    if name not in AVERAGING:
+        return False
+    if name == "aten.mean":
+        val = getattr(node.args[0], "meta", {}).get("val")
+        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        if val is not None and val.dim() == 4 and dims is not None and not isinstance(dims, int) and \
+                sorted(int(d) % 4 for d in dims) == [2, 3]:
+            return False
+    return True
+
 
 #: Joining ops: packet name -> index of the tensor-list argument.
 JOINING: dict[str, int] = {

@@ -350,6 +350,12 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.SHARED and self._fused(node.args[0]) is node:
                 # fused activation: observes its own output, which is the producer's grid too
                 ann = QuantizationAnnotation({}, self._act(), _annotated=True)
+            elif cls is rules.OpClass.SHARED and rules.own_average_grid(node):
+                # an average: the producer's grid in, its own (calibrated) grid out (rules.AVERAGING)
+                x = node.args[rules.SHARED[name]]
+                producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act()},
+                                             self._act(), _annotated=True)
             elif cls is rules.OpClass.SHARED:
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec

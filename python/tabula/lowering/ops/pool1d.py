@@ -43,11 +43,17 @@ def unsupported(node) -> str | None:
 
 def lower(ctx, node) -> None:
     src = node_source(node)
-    x, out = ctx.shared(node)
     if rules.canonical_op(node.target) == "aten.adaptive_avg_pool1d":
+        x, out = ctx.input(node.args[0], node), ctx.output(node)
         k = x.shape[-1] // _one(node.args[1], None)
+        if (x.scale, x.zero_point) != (out.scale, out.zero_point):  # its own grid (rules.own_average_grid)
+            from .mean import sum_rescale
+
+            sum_rescale(ctx, node, x, out, int(x.shape[0] * x.shape[1] * (x.shape[2] // k)), k)
+            return
         s, p = k, 0
     else:
+        x, out = ctx.shared(node)
         k = _one(node.args[1], None)
         s = _one(arg(node, 2, "stride", None), k)
         p = _one(arg(node, 3, "padding", 0), 0)
