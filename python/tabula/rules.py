@@ -12,7 +12,10 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  (never shared: these functions compress or warp the range -- SiLU never goes below
                  about -0.2785).
 ``SHARED``       range-preserving ops (pooling, data movement, relu/clamp): input and output share
-                 the producer's qparams exactly, so the integer op needs no RESCALE.
+                 the producer's qparams exactly, so the integer op needs no RESCALE -- except the
+                 averages of :data:`AVERAGING` (a mean over other dims than H and W,
+                 adaptive_avg_pool1d), whose output gets its own calibrated grid
+                 (:func:`own_average_grid`).
 ``JOINING``      cat/concat: every input and the output share one grid (the first input's), so
                  CONCAT is a plain copy.  (Chosen over a RESCALE per input: no extra ops, no double
                  rounding; the shared observer sees every input, so the grid covers them all.)
