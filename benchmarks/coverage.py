@@ -63,8 +63,12 @@ def blocked(name: str) -> str | None:
     from tabula.errors import TabulaError
 
     model, calib, _ = coverage_models.make(name)
+    from tabula.errors import UnsupportedOpError
+
     try:
         tabula.quantize(model, (calib[:1],), calib[:2])
+    except UnsupportedOpError as e:
+        return "unsupported " + ", ".join(sorted({n for n, _ in e.ops}))
     except (TabulaError, ValueError) as e:
         return str(e).splitlines()[0][:160]
     return None
