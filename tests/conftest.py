@@ -6,6 +6,9 @@ command that installs it -- only when that is truly absent:
 ``host``  the host C compiler (``cc``)          ``arm``   ``arm-none-eabi-gcc``
 ``qemu``  ``qemu-system-arm`` and ``arm-none-eabi-gcc``
 ``tosa``  the TOSA reference model (``tosa-tools``)
+``vela``  Arm's Vela compiler (``ethos-u-vela``, the ``[npu]`` extra)
+``npu_fvp`` the real Ethos-U path: ``FVP_Corstone_SSE-300_Ethos-U55`` on PATH and Arm's driver in
+          ``$ETHOSU_DRIVER`` (CI: .github/workflows/npu-fvp.yml; skips on our machines)
 ``fvp`` / ``board``: run against fakes here (no skip).
 
 ``python/`` and ``tests/`` are on the path (pyproject.toml ``pythonpath``), so tests import
@@ -48,12 +51,22 @@ def missing_for(marker: str) -> str | None:
 
         why = tosa.unavailable()
         return None if why is None else f"tosa-tools unavailable ({why}); pip install -e '.[test]'"
+    if marker == "vela":
+        from tabula.npu.vela import unavailable
+
+        return unavailable()
+    if marker == "npu_fvp":
+        gone = [w for w, ok in (("FVP_Corstone_SSE-300_Ethos-U55 on PATH", shutil.which("FVP_Corstone_SSE-300_Ethos-U55")),
+                                ("$ETHOSU_DRIVER (Arm's ethos-u-core-driver sources)", os.environ.get("ETHOSU_DRIVER")))
+                if not ok]
+        return (f"needs {' and '.join(gone)}: README, 'Ethos-U NPU' (CI: .github/workflows/npu-fvp.yml)" if gone
+                else missing_for("vela") or missing_for("arm"))
     gone = [t for t in _NEEDS.get(marker, ()) if shutil.which(t) is None]
     return "; ".join(f"{t} not found on PATH: {_INSTALL[t]}" for t in gone) or None
 
 
 def pytest_runtest_setup(item):
-    for marker in ("host", "arm", "qemu", "tosa"):
+    for marker in ("host", "arm", "qemu", "tosa", "vela", "npu_fvp"):
         if item.get_closest_marker(marker) is not None:
             why = missing_for(marker)
             if why:
@@ -124,3 +137,24 @@ def device_lib(tmp_path_factory):
         return libs[target]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def digits_m55_build(digits_dir, tmp_path_factory):
+    """The digits example built for corstone300 by SCons (``run=0``) from the session's trained digits,
+    once: ``.build_dir``, ``.out`` (``build_dir/corstone300/digits``), ``.elf`` and ``.args`` (the
+    ``model= calib= data= name=`` options that build it).  Skips without the Arm compiler."""
+    import types
+
+    from helpers import scons
+
+    why = missing_for("arm")
+    if why:
+        pytest.skip(why)
+    b = tmp_path_factory.mktemp("digits_m55")
+    args = [f"model={digits_dir / 'model.pt2'}", f"calib={digits_dir / 'calib.npz'}",
+            f"data={digits_dir / 'test.npz'}", "name=digits"]
+    scons("board=corstone300", f"build_dir={b}", "run=0", *args)
+    out = b / "corstone300" / "digits"
+    return types.SimpleNamespace(build_dir=b, out=out, elf=out / "firmware.elf", args=args, data=digits_dir / "test.npz",
+                                 model=digits_dir / "model.pt2")

@@ -16,7 +16,6 @@ Board settings (``board.runner["fvp"]``): ``binary``, ``args`` (the board's -C f
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -24,11 +23,11 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from ..link import Link, SocketLink
 from ..protocol import Frame, FrameParser
-from ._process import ProcessRunner, RunnerError, check_elf_for, runner_settings
+from ._process import Runner as _Runner
+from ._process import RunnerError, runner_settings
 
 NAME = "fvp"
 BINARY = "FVP_Corstone_SSE-300_Ethos-U55"
@@ -53,10 +52,31 @@ _STAT = re.compile(rb"^(Simulated time|User time|System time|Wall time)\s*:\s*([
 _STOP = re.compile(rb"^(?:Info|Warning|Error):.*(?:stopp|terminat|time ?limit).*$", re.M | re.I)
 
 
+def _npu_plan(elf_path) -> dict:
+    import json
+
+    try:
+        plan = json.loads((Path(elf_path).parent / "npu" / "plan.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
+def npu_args(elf_path: str | os.PathLike) -> list[str]:
+    """``-C ethosu.num_macs=<n>`` for firmware built for an Ethos-U target (``<elf dir>/npu/plan.json``, from
+    ``scons npu=...``: the FVP's NPU then has the target's MACs per cycle); nothing for a CPU-only build."""
+    macs = _npu_plan(elf_path).get("macs")
+    return ["-C", f"ethosu.num_macs={int(macs)}"] if isinstance(macs, int) else []
+
+
 def fvp_command(elf_path: str | os.PathLike, settings: dict, binary: str | None = None) -> list[str]:
-    """The FVP command line for one run."""
+    """The FVP command line for one run (an NPU build's also sets the NPU's MACs, :func:`npu_args`, and an
+    Ethos-U65 build runs the U65 model of the Corstone-300 instead of the board's default U55 one)."""
     s = {**DEFAULTS, **settings}
-    cmd = [binary or s["binary"], *s["args"], *LINK_ARGS,
+    binary = binary or s["binary"]
+    if binary == BINARY and _npu_plan(elf_path).get("family") == "ethos-u65":
+        binary = "FVP_Corstone_SSE-300_Ethos-U65"
+    cmd = [binary, *s["args"], *LINK_ARGS, *npu_args(elf_path),
            "-C", f"mps3_board.telnetterminal0.start_port={int(s['start_port'])}",
            "-a", str(elf_path), "--stat"]
     if s.get("timelimit_s"):
@@ -96,37 +116,30 @@ def parse_transcript(data: bytes) -> FvpTranscript:
     return t
 
 
-class Runner(ProcessRunner):
+class Runner(_Runner):
     NAME = NAME
     REPORTS_EXIT_CODE = REPORTS_EXIT_CODE
 
-    def __init__(self, log_path=None, binary: str | None = None, **_options):
-        super().__init__(log_path)
+    def __init__(self, log_path=None, binary: str | None = None, **options):
+        super().__init__(log_path, **options)
         self.binary = binary
         self.command: list[str] | None = None
 
-    @contextlib.contextmanager
-    def start(self, elf_path: str | os.PathLike, board=None) -> Iterator[Link]:
-        settings = runner_settings(board, NAME)
-        binary = self.binary or settings.get("binary", BINARY)
+    def _binary(self, board) -> str:
+        return self.binary or runner_settings(board, NAME).get("binary", BINARY)
+
+    def check_tools(self, board=None) -> None:
+        binary = self._binary(board)
         if shutil.which(binary) is None:
             raise RunnerError(f"{binary} not found: download the Corstone-300 FVP from "
                               "developer.arm.com and put it on PATH (README section: Running on the Corstone-300 FVP in CI)")
-        elf = Path(elf_path).resolve()
-        if not elf.is_file():
-            raise RunnerError(f"fvp runner: no firmware at {elf}")
-        check_elf_for(elf, NAME)
-        self.command = fvp_command(elf, settings, binary)
-        link = None
-        try:
-            self._spawn(self.command, stdin=subprocess.DEVNULL)
-            port = self._announced_port()
-            link = self._connect(port)
-            yield link
-        finally:
-            if link is not None:
-                link.close()
-            self.stop()
+
+    def open(self, elf: Path, board=None) -> Link:
+        self.command = fvp_command(elf, runner_settings(board, NAME), self._binary(board))
+        self.step = "start"
+        self.spawn(self.command, stdin=subprocess.DEVNULL)
+        self.step = "connect"
+        return self._connect(self._announced_port())
 
     def _announced_port(self) -> int:
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
