@@ -58,7 +58,6 @@ def lower(ctx, node) -> None:
     if len(x.shape) != 4:
         raise LoweringError(f"{src}: {name} needs a 4-D NCHW input")
     n, h, w, c = x.shape
-    reshape_to = None
     if name == "aten.avg_pool2d":
         kernel = pair(node.args[1], None)
         stride = pair(arg(node, 2, "stride", None) or kernel, kernel)
@@ -74,5 +73,3 @@ def lower(ctx, node) -> None:
         kernel, stride, ph, pw = [h // oh, w // ow], [h // oh, w // ow], 0, 0
     attrs = {"kernel": kernel, "stride": stride, "pad": [ph, ph, pw, pw], "input_zp": int(x.zero_point), "output_zp": int(x.zero_point)}
     ctx.graph.add_op(Op("AVG_POOL2D", [x.name], [out.name], attrs, src))
-    if reshape_to is not None:
-        ctx.graph.add_op(Op("RESHAPE", [out.name], [reshape_to.name], {"shape": list(reshape_to.shape)}, src))
