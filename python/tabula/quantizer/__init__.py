@@ -140,8 +140,8 @@ def _checked(v, i: int, k: int):
 
 def passes() -> list:
     """The FX passes run on the captured float graph before the unsupported-op check and
-    annotation, in order: ``(name, function(gm))`` -- remove identities, fold constants, ``x * sigmoid(x)``
-    -> silu, unroll LSTM / GRU."""
+    annotation, in order: ``(name, function(gm))`` -- remove identities, decompose ops, fold constants,
+    ``x * sigmoid(x)`` -> silu, unroll LSTM / GRU (:mod:`._passes`)."""
     from ._passes import float_passes
 
     return float_passes()

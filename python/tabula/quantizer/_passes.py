@@ -6,13 +6,15 @@ from __future__ import annotations
 
 def float_passes() -> list:
     """``[(name, function(gm))]`` in the order they run."""
+    from .decompose_ops_pass import decompose_ops
     from .fold_constants_pass import fold_constants
     from .fuse_silu_pass import fuse_silu
     from .remove_identities_pass import remove_identities
     from .unroll_recurrent_pass import unroll_recurrent
 
     # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair; the
-    # recurrence after folding: its initial state (torch.zeros) is then a constant; its sigmoids are
-    # gates (never x * sigmoid(x)), so fuse_silu may run before it
-    return [("remove_identities", remove_identities), ("fold_constants", fold_constants), ("fuse_silu", fuse_silu),
-            ("unroll_recurrent", unroll_recurrent)]
+    # decompositions before folding (zeros_like of a constant folds); the recurrence after folding: its
+    # initial state (torch.zeros) is then a constant; its sigmoids are gates (never x * sigmoid(x)), so
+    # fuse_silu may run before it
+    return [("remove_identities", remove_identities), ("decompose_ops", decompose_ops), ("fold_constants", fold_constants),
+            ("fuse_silu", fuse_silu), ("unroll_recurrent", unroll_recurrent)]
