@@ -23,6 +23,7 @@ _i8p = C.POINTER(C.c_int8)
 _i16p = C.POINTER(C.c_int16)
 _i32p = C.POINTER(C.c_int32)
 _i64p = C.POINTER(C.c_int64)
+_rqp = kernels.ctype("const tabula_requant *")
 #: numpy dtype -> (ctypes pointer type, kernel name suffix)
 _PTR = {np.dtype(np.int8): (_i8p, "s8"), np.dtype(np.int16): (_i16p, "s16"), np.dtype(np.int32): (_i32p, "s32"),
         np.dtype(np.int64): (_i64p, "s64")}
@@ -109,7 +110,7 @@ class KernelLib:
     def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None, requant=None) -> np.ndarray:
         """x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8, b [Cout] int32 or None; pad [t,b,l,r].
         An int16 ``x`` calls tabula_conv2d_s16 (int64 bias/output; ``input_zp`` must be 0 here).
-        ``requant`` (the kernels' int32 block, :func:`requant_block`): the fused epilogue, int8 / int16 out."""
+        ``requant`` (a block packed by :func:`tabula.requant.pack`): the fused epilogue, int8 / int16 out."""
         if np.asarray(x).dtype == np.int16:
             return self._conv2d_s16(x, w, b, pad=pad, stride=stride, dilation=dilation, input_zp=input_zp,
                                     weight_zp=weight_zp, out_hw=out_hw, requant=requant)
@@ -124,7 +125,7 @@ class KernelLib:
         rq = None if requant is None else _c(requant, np.int32)
         out = _out((n, out_hw[0], out_hw[1], cout), np.int32 if rq is None else np.int8)
         self._call("tabula_conv2d_s8", C.byref(win), cout, _ptr(x, _i8p), input_zp, _ptr(w, _i8p), weight_zp,
-                   _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                   _ptr(b, _i32p), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
         return out
 
     def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None) -> np.ndarray:
@@ -141,7 +142,7 @@ class KernelLib:
         rq = None if requant is None else _c(requant, np.int32)
         out = _out((n, out_hw[0], out_hw[1], cout), np.int32 if rq is None else np.int8)
         self._call("tabula_conv2d_s8_folded", C.byref(win), cout, _ptr(x, _i8p), pad_value, _ptr(w, _i8p),
-                   _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                   _ptr(b, _i32p), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
         return out
 
     def _conv2d_s16(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw, requant=None) -> np.ndarray:
@@ -158,7 +159,7 @@ class KernelLib:
         rq = None if requant is None else _c(requant, np.int32)
         out = _out((n, out_hw[0], out_hw[1], cout), np.int64 if rq is None else np.int16)
         self._call("tabula_conv2d_s16", C.byref(win), cout, _ptr(x, _i16p), _ptr(w, _i8p), weight_zp,
-                   _ptr(b, _i64p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                   _ptr(b, _i64p), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
         return out
 
     def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None,
@@ -182,7 +183,7 @@ class KernelLib:
         out = _out((n, out_hw[0], out_hw[1], c * m), acc if rq is None else (np.int16 if wide else np.int8))
         zp = () if wide else (input_zp,)
         self._call(f"tabula_depthwise_conv2d_{'s16' if wide else 's8'}", C.byref(win), m, _ptr(x, xp), *zp,
-                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                   _ptr(w, _i8p), weight_zp, _ptr(b, accp), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
         return out
 
     def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:
@@ -209,7 +210,7 @@ class KernelLib:
     # --- dense / elementwise ------------------------------------------------------------------
     def fully_connected(self, x, w, b, *, input_zp, weight_zp, requant=None) -> np.ndarray:
         """x [N,Cin] int8 (or int16: tabula_fully_connected_s16, int64 bias/output, input_zp 0).
-        ``requant`` (:func:`requant_block`): the fused epilogue, int8 / int16 out."""
+        ``requant`` (:func:`tabula.requant.pack`): the fused epilogue, int8 / int16 out."""
         rq = None if requant is None else _c(requant, np.int32)
         if np.asarray(x).dtype == np.int16:
             if input_zp != 0:
@@ -218,13 +219,13 @@ class KernelLib:
             b = None if b is None else _c(b, np.int64)
             out = _out((x.shape[0], w.shape[0]), np.int64 if rq is None else np.int16)
             self._call("tabula_fully_connected_s16", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i16p),
-                       _ptr(w, _i8p), weight_zp, _ptr(b, _i64p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                       _ptr(w, _i8p), weight_zp, _ptr(b, _i64p), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
             return out
         x, w = _c(x, np.int8), _c(w, np.int8)
         b = None if b is None else _c(b, np.int32)
         out = _out((x.shape[0], w.shape[0]), np.int32 if rq is None else np.int8)
         self._call("tabula_fully_connected_s8", x.shape[0], x.shape[1], w.shape[0], _ptr(x, _i8p), input_zp,
-                   _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(rq, _i32p), out.ctypes.data_as(C.c_void_p))
+                   _ptr(w, _i8p), weight_zp, _ptr(b, _i32p), _ptr(rq, _rqp), out.ctypes.data_as(C.c_void_p))
         return out
 
     def matmul(self, a, b, *, a_zp=0, b_zp=0) -> np.ndarray:

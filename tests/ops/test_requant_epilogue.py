@@ -192,13 +192,13 @@ def test_bad_requant_blocks_are_refused(kernel_lib, wide, bad):
     zp = () if wide else (0,)
     args = (1, 4, 2, x.ctypes.data_as(kl._i16p if wide else kl._i8p), *zp, w.ctypes.data_as(kl._i8p), 0, None)
     ok = np.array([0, qlo, qhi, 1 << 14, 20, 1 << 14, 20], np.int32)
-    assert fn(*args, ok.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
-    assert fn(*args, block.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
+    assert fn(*args, ok.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
+    assert fn(*args, block.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
     win = kl.KernelLib.window((1, 1, 1, 4), (1, 1), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0))
     cfn = kernel_lib.lib.tabula_conv2d_s16 if wide else kernel_lib.lib.tabula_conv2d_s8
     cargs = (ctypes.byref(win), 2, x.ctypes.data_as(kl._i16p if wide else kl._i8p), *zp, w.ctypes.data_as(kl._i8p), 0, None)
-    assert cfn(*cargs, ok.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
-    assert cfn(*cargs, block.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
+    assert cfn(*cargs, ok.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
+    assert cfn(*cargs, block.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
 
 
 # --- codegen: fuse_requant ---------------------------------------------------------------------

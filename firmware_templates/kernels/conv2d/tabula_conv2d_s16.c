@@ -13,31 +13,31 @@
  * accumulator, modulo 2^64 like the scalar path: the same bits).  -DTABULA_PORTABLE_ONLY=1 forces the
  * scalar path.
  *
- * DSP (Cortex-M4, M7, M33; tabula_dsp.h), with weight_zp == 0 and a patch of at most
+ * DSP (Cortex-M4, M7, M33; tabula_conv2d_dsp.h), with weight_zp == 0 and a patch of at most
  * TABULA_DSP_PATCH_MAX elements: the patch packed once per pixel into [x0, x2], [x1, x3] words, two
  * output channels per SMLALD loop (64-bit accumulators, modulo 2^64: the same bits).
  *
  * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
- * requantized in a register (tabula_requant48: apply_scale_16) and the int16 result written; no int48
+ * requantized in a register (tabula_store_acc48: apply_scale_16) and the int16 result written; no int48
  * tensor.
  */
 #include <string.h>
 
-#include "tabula_dsp.h"
-#include "tabula_internal.h"
+#include "tabula_conv2d_dsp.h"
+#include "tabula_mve.h"
 
 #if TABULA_HAVE_MVE
 #define TABULA_CONV16_PATCH_MAX 1024
 /* One output pixel: gather the int16 patch, then one predicated dot product per output channel. */
 static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int16_t *input, const int8_t *weight,
                              const int64_t *bias, int32_t b, int32_t iy0, int32_t ix0, int16_t *patch,
-                             const int32_t *requant, void *output, int32_t pix)
+                             const tabula_requant *requant, void *output, int32_t pix)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
     int32_t ky, kx, oc;
     int16_t *dst = patch;
-    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    const int32_t rq_zp = requant ? requant->output_zp : 0, rq_lo = requant ? requant->out_min : 0, rq_hi = requant ? requant->out_max : 0;
     for (ky = 0; ky < kh; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < kw; ++kx) {
@@ -53,11 +53,7 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
     for (oc = 0; oc < out_c; ++oc) {
         const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
         const int64_t acc = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
-        if (requant) {
-            ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(acc, requant[3 + 2 * oc], requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
-        } else {
-            ((int64_t *)output)[pix + oc] = acc;
-        }
+        TABULA_STORE_ACC48(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
     }
 }
 #endif
@@ -65,7 +61,7 @@ static void conv16_pixel_mve(const tabula_window *win, int32_t out_c, const int1
 tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                                 const int16_t *input,
                                 const int8_t *weight, int32_t weight_zp,
-                                const int64_t *bias, const int32_t *requant, void *output)
+                                const int64_t *bias, const tabula_requant *requant, void *output)
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
@@ -79,7 +75,7 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
     sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
     pt = win->pad_top; pl = win->pad_left;
     if (requant) {
-        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
+        rq_zp = requant->output_zp; rq_lo = requant->out_min; rq_hi = requant->out_max;
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV16_PATCH_MAX) {
@@ -128,12 +124,7 @@ tabula_status tabula_conv2d_s16(const tabula_window *win, int32_t out_c,
                             }
                         }
                     }
-                    if (requant) {
-                        ((int16_t *)output)[pix + oc] = (int16_t)tabula_requant48(tabula_u64_to_s64(acc), requant[3 + 2 * oc],
-                                                                               requant[4 + 2 * oc], rq_zp, rq_lo, rq_hi);
-                    } else {
-                        ((int64_t *)output)[pix + oc] = tabula_u64_to_s64(acc);
-                    }
+                    TABULA_STORE_ACC48(output, pix + oc, tabula_u64_to_s64(acc), requant, oc, rq_zp, rq_lo, rq_hi);
                 }
             }
         }

@@ -14,30 +14,30 @@
  * VMLADAVA dot product over it: acc = bias + sum x w - input_zp sum w, modulo 2^32 like the scalar
  * path, so both paths give the same bits.  -DTABULA_PORTABLE_ONLY=1 forces the scalar path.
  *
- * DSP (Cortex-M4, M7, M33; tabula_dsp.h), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX
+ * DSP (Cortex-M4, M7, M33; tabula_conv2d_dsp.h), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX
  * values: two pixels' patches widened once to 16-bit lanes (x - input_zp), then 2 output channels x
  * 2 pixels per SMLAD block; same bits as the scalar path.
  *
  * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on either path each accumulator is
- * requantized in a register (tabula_requant32) and the int8 result written; no int32 tensor.
+ * requantized in a register (tabula_store_acc32) and the int8 result written; no int32 tensor.
  */
 #include <string.h>
 
-#include "tabula_dsp.h"
-#include "tabula_internal.h"
+#include "tabula_conv2d_dsp.h"
+#include "tabula_mve.h"
 
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX 2048
 /* One output pixel: gather the patch, then one predicated dot product per output channel. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t input_zp,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
-                           int8_t *patch, const int32_t *requant, void *output, int32_t pix)
+                           int8_t *patch, const tabula_requant *requant, void *output, int32_t pix)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
     int32_t ky, kx, oc;
     int8_t *dst = patch;
-    const int32_t rq_zp = requant ? requant[0] : 0, rq_lo = requant ? requant[1] : 0, rq_hi = requant ? requant[2] : 0;
+    const int32_t rq_zp = requant ? requant->output_zp : 0, rq_lo = requant ? requant->out_min : 0, rq_hi = requant ? requant->out_max : 0;
     for (ky = 0; ky < kh; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < kw; ++kx) {
@@ -55,7 +55,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
         const int32_t dot = tabula_dot_s8_mve(patch, weight + oc * len, len, &wsum);
         const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
                                               - (uint32_t)input_zp * (uint32_t)wsum);
-        tabula_store_acc32(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
+        TABULA_STORE_ACC32(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi, 0);
     }
 }
 #endif
@@ -63,7 +63,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
 tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                                const int8_t *input, int32_t input_zp,
                                const int8_t *weight, int32_t weight_zp,
-                               const int32_t *bias, const int32_t *requant, void *output)
+                               const int32_t *bias, const tabula_requant *requant, void *output)
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
@@ -78,7 +78,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
     sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
     pt = win->pad_top; pl = win->pad_left;
     if (requant) {
-        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
+        rq_zp = requant->output_zp; rq_lo = requant->out_min; rq_hi = requant->out_max;
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
@@ -136,7 +136,7 @@ tabula_status tabula_conv2d_s8(const tabula_window *win, int32_t out_c,
                         }
                     }
                     acc -= (uint32_t)input_zp * (uint32_t)wsum;
-                    tabula_store_acc32(output, pix + oc, tabula_u32_to_s32(acc), requant, oc, rq_zp, rq_lo, rq_hi);
+                    TABULA_STORE_ACC32(output, pix + oc, tabula_u32_to_s32(acc), requant, oc, rq_zp, rq_lo, rq_hi, 0);
                 }
             }
         }
