@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from device_kernels import TARGETS, DeviceKernelLib  # noqa: E402
 from tabula import qmath  # noqa: E402
-from tabula.codegen.fuse import folded_bias  # noqa: E402
+from tabula.codegen.fusion import folded_bias  # noqa: E402
 from tabula.reference.ops import add, avg_pool2d, clamp, conv2d, depthwise_conv2d, fully_connected  # noqa: E402
 from tabula.reference.ops import max_pool2d, rescale, table  # noqa: E402
 

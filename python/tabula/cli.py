@@ -4,6 +4,7 @@
     tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
+    tabula tosa     --ir build/dir --out build/dir/model.tosa           # the whole IR as a TOSA 1.0 flatbuffer
     tabula show     build/dir/results.json
     tabula boards
     tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--profile]
@@ -12,7 +13,7 @@ Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 
 validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
 
 Only ``quantize``, ``float``, ``validate`` and ``run --model`` (without ``--float``) import torch; ``codegen``,
-``run --float``, ``show``, ``boards`` and ``plots`` start in a fraction of the time.
+``tosa``, ``run --float``, ``show``, ``boards`` and ``plots`` start in a fraction of the time.
 """
 from __future__ import annotations
 
@@ -53,6 +54,34 @@ def _cmd_codegen(a) -> int:
         if reg["constants"] or reg["arena"]:
             print(f"tabula:   {reg['name']}: constants {reg['constants']} bytes, arena {reg['arena']} bytes "
                   f"(budget {reg['budget']} bytes)")
+    return 0
+
+
+def _cmd_tosa(a) -> int:
+    """The IR of a build folder (or of the folder holding ``ir.json``; ``--ir`` may name ``ir.json``
+    itself) as one TOSA 1.0.0 flatbuffer (:func:`tabula.tosa.serialize`), written atomically."""
+    from pathlib import Path
+
+    import tabula
+    from . import tosa
+    from .errors import StageError
+
+    why = tosa.unavailable()
+    if why:
+        raise StageError(f"tabula tosa needs tosa-tools, a test extra (pip install -e '.[test]'): {why}")
+    ir_dir = Path(a.ir)
+    if ir_dir.name == "ir.json" and ir_dir.is_file():
+        ir_dir = ir_dir.parent
+    flatbuffer = tosa.serialize(tabula.load(ir_dir).graph)
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_bytes(flatbuffer)
+    tmp.replace(out)
+    d = tosa.describe(flatbuffer)
+    n_const = sum(o.startswith("CONST") for o in d["ops"])
+    print(f"tabula: {out} (TOSA {'.'.join(map(str, d['version'][:3]))}, {len(d['ops']) - n_const} operators and "
+          f"{n_const} constants, {len(flatbuffer)} bytes)")
     return 0
 
 
@@ -251,6 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--limit", type=int, default=0)
     r.add_argument("--quiet", action="store_true", help="do not print the table")
     r.set_defaults(fn=_cmd_run)
+    t = sub.add_parser("tosa", help="write the IR as a TOSA 1.0 flatbuffer (for the TOSA reference model and Vela)")
+    t.add_argument("--ir", required=True, help="a build folder, or the folder holding ir.json and ir.npz")
+    t.add_argument("--out", required=True, help="the .tosa file to write")
+    t.set_defaults(fn=_cmd_tosa)
     f = sub.add_parser("float", help="the float model's outputs on the test data, for tabula run --float")
     f.add_argument("--model", required=True)
     f.add_argument("--ir", required=True)

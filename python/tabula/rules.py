@@ -1,7 +1,7 @@
 """The quantization rules table: every supported aten op and its class, as data.
 
 The annotator (:mod:`tabula.quantizer.annotator`), the lowering, the reports and the tests read these
-tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (see ``shared/DESIGN.md``):
+tables; nothing else decides an op's qparams.  A leaf (torch only), so every stage can import it.  Classes (README.md, "Quantization schemes and rules"):
 
 ``WEIGHTED``     input: activation qspec; weight: per-channel symmetric int8 [-127, 127] (axis 0);
                  bias: float in the PT2E graph, quantized at lowering per call to int32 (int8 scheme)
@@ -13,7 +13,7 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  about -0.2785).
 ``SHARED``       range-preserving ops (pooling, data movement, relu/clamp): input and output share
                  the producer's qparams exactly, so the integer op needs no RESCALE.
-``JOINING``      cat/concat/stack: every input and the output share one grid (the first input's), so
+``JOINING``      cat/concat: every input and the output share one grid (the first input's), so
                  CONCAT is a plain copy.  (Chosen over a RESCALE per input: no extra ops, no double
                  rounding; the shared observer sees every input, so the grid covers them all.)
 ``ARITHMETIC``   add/sub/mul/rsub of two activations (shapes broadcast as NumPy), or of an activation and

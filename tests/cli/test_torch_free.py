@@ -9,23 +9,7 @@ import subprocess
 import sys
 
 
-PROBE = """
-import sys
-from tabula.cli import main
-rc = main(sys.argv[1:]) if len(sys.argv) > 1 else 0
-loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'torchao'))
-print('TORCH-MODULES', len(loaded), loaded[:3])
-sys.exit(rc)
-"""
-
-
-def torch_modules(*argv: str) -> int:
-    """How many torch/torchao modules ``tabula <argv>`` (none: ``import tabula.cli``) loads; the command
-    must succeed."""
-    p = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr[-2000:]
-    line = [ln for ln in p.stdout.splitlines() if ln.startswith("TORCH-MODULES")][-1]
-    return int(line.split()[1])
+from helpers import PROBE, torch_modules
 
 
 def test_import_cli_and_boards_without_torch():

@@ -9,7 +9,7 @@ import pytest
 
 from tabula.codegen import generate
 from tabula.codegen.arena import plan_arena
-from tabula.codegen.fuse import FUSED_TABLE16, fuse_table16
+from tabula.codegen.fusion import FUSED_TABLE16, fuse_table16
 from tabula.report.table_cases import CASES, table_op_graph
 
 CASE = {c.id: c for c in CASES}
@@ -87,7 +87,7 @@ def test_a_zero_point_pad_folds_into_the_convolution_bit_exact(kernel_lib, rng, 
     and through the C kernel codegen calls; no padded tensor is left in the arena."""
     import numpy as np
 
-    from tabula.codegen.fuse import fuse_pad
+    from tabula.codegen.fusion import fuse_pad
     from tabula.reference.interpreter import run_graph
 
     g = _pad_conv_graph(op, dtype, *pads)
@@ -109,7 +109,7 @@ def test_a_zero_point_pad_folds_into_the_convolution_bit_exact(kernel_lib, rng, 
 
 
 def test_pads_that_are_not_the_convolutions_padding_stay():
-    from tabula.codegen.fuse import fuse_pad
+    from tabula.codegen.fusion import fuse_pad
 
     g = _pad_conv_graph("CONV2D", "int8", [0, 1, 1, 0], [0, 1, 1, 0], [0, 0, 0, 0], pad_value=0)  # not the zero point
     assert fuse_pad(g) is g
@@ -148,3 +148,92 @@ def test_the_arena_of_a_residual_block_reaches_its_lower_bound():
         for b in live:
             if a < b and not (live[a][1] < live[b][0] or live[b][1] < live[a][0]):
                 assert (plan.offsets[a] + size_of[a] <= plan.offsets[b]) or (plan.offsets[b] + size_of[b] <= plan.offsets[a])
+
+
+# ---- the passes and their order (tabula.codegen.fusion) ----------------------------------------------
+
+def test_the_order_names_every_pass_of_the_folder_once_and_keeps_every_declared_constraint():
+    from tabula.codegen import fusion
+
+    mods = fusion.passes()
+    assert sorted(mods) == sorted(fusion.ORDER) == ["fold_input_zp", "fuse_add_requant", "fuse_pad", "fuse_requant",
+                                                     "fuse_softmax", "fuse_table16"]
+    fusion.check_order()
+    with pytest.raises(ValueError, match="every pass of the folder once"):
+        fusion.check_order(fusion.ORDER[:-1])
+    with pytest.raises(ValueError, match="every pass of the folder once"):
+        fusion.check_order(fusion.ORDER[:-1] + (fusion.ORDER[0],))
+
+
+def test_a_declared_constraint_that_the_order_breaks_is_refused_with_its_reason():
+    from types import SimpleNamespace
+
+    from tabula.codegen import fusion
+
+    ident = lambda g: g  # noqa: E731
+    mods = {"fuse_a": SimpleNamespace(__name__="fake.fuse_a_pass", fuse_a=ident, MUST_RUN_BEFORE={"fuse_b": "b reads what a writes"}),
+            "fuse_b": SimpleNamespace(__name__="fake.fuse_b_pass", fuse_b=ident, MUST_RUN_BEFORE={})}
+    fusion.check_order(("fuse_a", "fuse_b"), mods)
+    with pytest.raises(ValueError, match="runs fuse_b before fuse_a, but fuse_a must run first: b reads what a writes"):
+        fusion.check_order(("fuse_b", "fuse_a"), mods)
+    mods["fuse_a"].MUST_RUN_BEFORE = {"fuse_c": "?"}
+    with pytest.raises(ValueError, match="must run before fuse_c, which is no pass of the folder"):
+        fusion.check_order(("fuse_a", "fuse_b"), mods)
+    del mods["fuse_b"].MUST_RUN_BEFORE
+    mods["fuse_a"].MUST_RUN_BEFORE = {}
+    with pytest.raises(ValueError, match="must define fuse_b"):
+        fusion.check_order(("fuse_a", "fuse_b"), mods)
+
+
+def _zoo_graphs():
+    """IR graphs that exercise every fusion: the op-class zoo (int8, a16w8) and a conv stack with int16
+    ramps (hardswish, hardsigmoid, leaky_relu), a table, a residual add and a softmax (a16w8)."""
+    import torch
+    from fixtures.zoo_model import Zoo
+    from torch import nn
+    from torch.nn import functional as F
+
+    import tabula
+
+    class ConvAct(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c, self.d = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 1)
+
+        def forward(self, x):
+            y = self.c(F.pad(x, (1, 1, 1, 1)))
+            a, b = F.hardswish(y), F.hardsigmoid(self.d(y))
+            return torch.cat([a, b, F.leaky_relu(y, 0.1), torch.sigmoid(y), torch.softmax(self.d(a + b), dim=1)], 1)
+
+    torch.manual_seed(0)
+    for model, scheme in ((Zoo(), "int8"), (Zoo(), "a16w8"), (ConvAct(), "a16w8")):
+        x = torch.randn(16, 3, 8, 8)
+        ep = torch.export.export(model.eval(), (x[:1],))
+        gm = tabula.quantize(ep, (x[:1],), [(x[i : i + 1],) for i in range(16)], scheme=scheme)
+        yield tabula.lower(gm, (x[:1],)).graph
+
+
+def test_every_pair_of_passes_whose_order_matters_is_declared():
+    """Run each pair of passes alone in both orders: where the fused graphs differ, the pass that comes
+    first in ORDER must declare the other in MUST_RUN_BEFORE.  Today every pair commutes on these graphs,
+    and each pass fuses something on them."""
+    import itertools
+
+    from tabula.codegen import fusion
+
+    mods = fusion.passes()
+
+    def fused(g, order):
+        for name in order:
+            g = getattr(mods[name], name)(g)
+        return [(o.op, tuple(o.inputs), tuple(o.outputs), bool(o.attrs.get("requant")), bool(o.attrs.get("folded")))
+                for o in g.ops]
+
+    changed_by = {name: 0 for name in fusion.ORDER}
+    for g in _zoo_graphs():
+        for name in fusion.ORDER:
+            changed_by[name] += fused(g, [name]) != fused(g, [])
+        for first, second in itertools.combinations(fusion.ORDER, 2):
+            if fused(g, [first, second]) != fused(g, [second, first]):
+                assert second in mods[first].MUST_RUN_BEFORE, f"{first} must run before {second}: declare why"
+    assert all(changed_by.values()), changed_by  # each pass has work on these graphs

@@ -64,7 +64,7 @@ def test_profile_on_host(digits_dir, tmp_path):
     prof = _check_profile(res, root / "digits-profile" / "src")
     assert all(p["instructions"] is None and p["instr_per_mac"] is None for p in prof)
     # the run stage again, from the float outputs SCons computed once: no torch in that process
-    from test_torch_free import torch_modules
+    from helpers import torch_modules
 
     d = root / "digits-profile"
     assert torch_modules("run", "--board", "host", "--elf", str(d / "firmware"), "--ir", str(d), "--data",

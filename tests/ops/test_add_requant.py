@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tabula.codegen.fuse import FUSED_ADD_REQUANT, fuse_add_requant
+from tabula.codegen.fusion import FUSED_ADD_REQUANT, fuse_add_requant
 from tabula.ir import Graph, Op, Tensor
 from tabula.reference.interpreter import run_graph
 from tabula.reference.ops import add, clamp, rescale, sub

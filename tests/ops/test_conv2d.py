@@ -272,7 +272,7 @@ FOLDED_CASES = {
 
 
 def _folded(kernel_lib, x, w, b, a, requant=None):
-    from tabula.codegen.fuse import fold_input_zp
+    from tabula.codegen.fusion import fold_input_zp
     from tabula.ir import Graph, Op, Tensor
 
     g = Graph()
@@ -299,7 +299,7 @@ def test_folded_bias_kernel_equals_reference(kernel_lib, rng, name):
 def test_folded_bias_is_the_full_kernel_weight_sum():
     """bias' = bias - zp * sum of every weight of the channel (padded taps included), and an op whose
     bias' would not fit int32 is left unfolded."""
-    from tabula.codegen.fuse import fold_input_zp
+    from tabula.codegen.fusion import fold_input_zp
     from tabula.ir import Graph, Op, Tensor
 
     def graph(bias, zp=-128, wzp=0):

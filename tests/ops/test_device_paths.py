@@ -209,7 +209,7 @@ def _ties_block(rng, cout: int, acc: np.ndarray) -> np.ndarray:
 
 
 def _run_folded(dev, rng, cases, make, call, ref):
-    from tabula.codegen.fuse import folded_bias
+    from tabula.codegen.fusion import folded_bias
 
     want, got = [], []
     with dev.batch() as runs:

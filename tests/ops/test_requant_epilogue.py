@@ -11,7 +11,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from tabula.codegen.fuse import fuse_requant
+from tabula.codegen.fusion import fuse_requant
 from tabula.ir import Graph, Op, Tensor
 from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connected, rescale
 

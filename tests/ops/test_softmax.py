@@ -19,7 +19,7 @@ import torch
 
 from tabula import tosa as T
 from tabula.codegen.arena import plan_arena
-from tabula.codegen.fuse import FUSED_SOFTMAX, fuse_softmax
+from tabula.codegen.fusion import FUSED_SOFTMAX, fuse_softmax
 from tabula.ir import Graph, Tensor
 from tabula.lowering.ops.softmax import emit_softmax
 from tabula.lowering.pipeline import LoweringContext

@@ -193,15 +193,24 @@ def test_tosa_rejects_int16_slope_outside_int16_like_our_reference():
         run_graph(g, [x])
 
 
-def test_serialize_names_unsupported_ops():
+def test_every_ir_op_serializes_and_an_op_without_a_mapping_is_named(monkeypatch):
+    """Every IR op's spec has a TOSA mapping; a graph with an op whose spec has none is refused naming it."""
+    import types
+
+    import tabula.reference.ops as ops_pkg
+    from tabula import ir
     from tabula.ir import IRError
 
+    assert set(T.supported_ops()) == set(ir.OPS)
+    spec = types.ModuleType("tabula.reference.ops.no_tosa")
+    spec.OP = "NO_TOSA"
+    monkeypatch.setattr(ops_pkg, "_SPECS", {**ops_pkg.specs(), "NO_TOSA": spec})
     g = Graph()
     g.add_tensor(Tensor("x", (2, 3), "int8", 1.0, 0))
-    g.add_tensor(Tensor("y", (3, 2), "int8", 1.0, 0))
-    g.add_op(Op("TRANSPOSE", ["x"], ["y"], {"perm": [1, 0]}))
+    g.add_tensor(Tensor("y", (2, 3), "int8", 1.0, 0))
+    g.add_op(Op("NO_TOSA", ["x"], ["y"], {}))
     g.inputs, g.outputs = ["x"], ["y"]
-    with pytest.raises(IRError, match="TRANSPOSE"):
+    with pytest.raises(IRError, match="no TOSA serialization for IR ops NO_TOSA"):
         T.serialize(g)
 
 

@@ -6,7 +6,7 @@ regions when it does not fit one, constants placed likewise: :mod:`.placement`) 
 straight-line list of kernel calls (``tabula_kernels.h``, generated from
 ``firmware_templates/kernels/manifest.toml``); each op's call comes from its module in ``codegen/ops/``
 (context and template together); an int16 table op's TOSA sequence, a softmax's, and a CONV2D / FULLY_CONNECTED with its RESCALE
-(and CLAMP) is one call (:mod:`.fuse`).
+(and CLAMP) is one call (:mod:`.fusion`).
 Output is byte-for-byte reproducible for the same IR.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..files import write_atomic
 from ..ir import Graph, verify
 from . import ops as _ops_pkg
 from .arena import ArenaPlan, plan_arena
-from .fuse import fuse_all
+from .fusion import fuse_all
 from .placement import Placement, place
 from .profile import op_entries
 

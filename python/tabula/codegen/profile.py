@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from ..ir import Graph, Op
+from ..reference.ops import TType, specs
 
 __all__ = ["op_entries", "macs"]
 
@@ -16,21 +15,16 @@ _KERNEL = re.compile(r"\b(tabula_(?!board_)\w+)\s*\(")
 
 
 def macs(op: Op, g: Graph) -> int:
-    """Multiply-accumulates of one op (0 for an op without a weighted sum):
-    CONV2D ``N*OH*OW*Cout * KH*KW*Cin``; DEPTHWISE_CONV2D ``N*OH*OW*C*M * KH*KW``; FULLY_CONNECTED
-    ``N*Cout*Cin``; MATMUL ``N*H*W*C`` (a ``[N,H,C] x [N,C,W]``)."""
-    out = int(np.prod(g.tensors[op.outputs[0]].shape, dtype=np.int64))
-    if op.op == "CONV2D":
-        _, kh, kw, cin = g.tensors[op.inputs[1]].shape
-        return out * kh * kw * cin
-    if op.op == "DEPTHWISE_CONV2D":
-        kh, kw, _, _ = g.tensors[op.inputs[1]].shape
-        return out * kh * kw
-    if op.op == "FULLY_CONNECTED":
-        return out * int(g.tensors[op.inputs[0]].shape[-1])
-    if op.op == "MATMUL":
-        return out * int(g.tensors[op.inputs[0]].shape[-1])
-    return 0
+    """Multiply-accumulates of one op: its spec's ``macs`` (:mod:`tabula.reference.ops`; 0 for an op
+    without a weighted sum) on the op's input and output types.  Codegen's fused ops keep their IR op's
+    name when they are one (a CONV2D with its RESCALE is a CONV2D); its own ops (ADD_REQUANT, TABLE16,
+    SOFTMAX) have no spec and no weighted sum: 0."""
+    spec = specs().get(op.op)
+    if spec is None:
+        return 0
+    ins = [TType(tuple(g.tensors[n].shape), g.tensors[n].dtype) for n in op.inputs]
+    out = g.tensors[op.outputs[0]]
+    return int(spec.macs(ins, TType(tuple(out.shape), out.dtype), op.attrs))
 
 
 def op_entries(g: Graph, codes: list[str]) -> list[dict]:

@@ -1,8 +1,10 @@
 """IR pass: prove at build time that every integer sum fits its accumulator -- make it fit, or refuse
 by name.  Never a wrap (DESIGN: "integer ranges are proven at build time").
 
-Bounds use the whole range of each input's dtype (inside the program a tensor may hold any code of
-its dtype), ``xmax = max(zp - qmin, qmax - zp)``:
+Each bound is the op's own fact: its spec's ``bound`` (:mod:`tabula.reference.ops`; ``bound = None``
+for an op without an accumulator); this pass keeps the legalisation -- rescaling a channel, splitting a
+pool, refusing by name.  Bounds use the whole range of each input's dtype (inside the program a tensor
+may hold any code of its dtype), ``xmax = max(zp - qmin, qmax - zp)``:
 
 * **CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED**, per output channel ``c``:
   ``|acc[c]| <= xmax * sum_k |w[c,k] - weight_zp| + |bias[c]|`` must fit the accumulator (int32 for
@@ -33,6 +35,9 @@ from .. import dtypes
 from ..errors import LoweringError
 from ..ir import Graph, Op, Tensor
 from ..qmath import quantize_multiplier, quantize_multiplier_16
+from ..reference._checks import AccBound, TType
+from ..reference._checks import input_reach as _reach
+from ..reference.ops import specs
 
 __all__ = ["bound_accumulators", "input_reach"]
 
@@ -42,73 +47,99 @@ MAX_RESCALE_ERROR_LSB = 0.5
 
 def input_reach(t: Tensor, zero_point: int) -> int:
     """``max |x - zero_point|`` over every code ``x`` of ``t``'s dtype."""
-    lo, hi = dtypes.range_of(t.dtype)
-    return max(zero_point - lo, hi - zero_point)
+    return _reach(t.dtype, zero_point)
+
+
+def _bound(g: Graph, op: Op, values: dict[int, np.ndarray] | None = None) -> AccBound:
+    """The op's spec's accumulator bound on its inputs' types, with the graph's constants (or ``values``
+    in their place, by input index)."""
+    ins = [TType(tuple(g.tensors[n].shape), g.tensors[n].dtype) for n in op.inputs]
+    vals = [g.constants.get(n) for n in op.inputs]
+    for i, v in (values or {}).items():
+        vals[i] = v
+    return specs()[op.op].bound(ins, op.attrs, vals)
 
 
 def bound_accumulators(g: Graph) -> None:
-    """Check (and where needed fix) every CONV2D, DEPTHWISE_CONV2D, FULLY_CONNECTED, MATMUL and AVG_POOL2D of ``g`` in
-    place; see the module docstring.  Raises :class:`LoweringError` naming the op's source."""
+    """Check (and where needed fix) every op of ``g`` whose spec declares an accumulator ``bound`` (CONV2D,
+    DEPTHWISE_CONV2D, FULLY_CONNECTED, MATMUL, AVG_POOL2D), in place; see the module docstring.  Raises
+    :class:`LoweringError` naming the op's source."""
+    table = specs()
     i = 0
     while i < len(g.ops):
         op = g.ops[i]
-        if op.op in ("CONV2D", "DEPTHWISE_CONV2D", "FULLY_CONNECTED"):
-            _weighted(g, op)
-        elif op.op == "MATMUL":
-            _matmul(g, op)
-        elif op.op == "AVG_POOL2D":
-            replacement = _avg_pool(g, op)
+        if getattr(table.get(op.op), "bound", None) is not None:
+            replacement = _LEGALIZE.get(op.op, _refuse)(g, op)
             if replacement:
                 g.ops[i : i + 1] = replacement
                 i += len(replacement) - 1
         i += 1
 
 
-# ---- CONV2D / FULLY_CONNECTED -----------------------------------------------------------------------
+def _refuse(g: Graph, op: Op) -> None:
+    """An op with no way to make its sum fit: refused when it does not."""
+    b = _bound(g, op)
+    if b.over().size:
+        raise LoweringError(f"{op.op} ({op.source}): its sum can reach {int(b.reach.max())}, beyond the {b.dtype} "
+                            "accumulator")
+
+
+# ---- CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED: rescale a channel ----------------------------------
 def _weighted(g: Graph, op: Op) -> None:
     x, w, b = (g.tensors[n] for n in op.inputs)
     acc = g.tensors[op.outputs[0]]
-    acc_dtype = dtypes.ACC_DTYPE[x.dtype]
-    hi = dtypes.range_of(acc_dtype)[1]
+    spec = specs()[op.op]
+    found = _bound(g, op)
+    acc_dtype, hi = found.dtype, dtypes.range_of(found.dtype)[1]
     xmax = input_reach(x, int(op.attrs.get("input_zp", 0)))
     wzp = int(op.attrs.get("weight_zp", 0))
-    depthwise = op.op == "DEPTHWISE_CONV2D"  # weights [KH, KW, C, M]: output channel c*M + m is the last axes
     raw = g.constants[w.name].astype(np.int64)
-    wq = raw.reshape(-1, w.shape[-2] * w.shape[-1]).T if depthwise else raw.reshape(w.shape[0], -1)  # [Cout, taps]
-    cout = wq.shape[0]
+    # the flat index in w of each weight of each output channel: [Cout, taps] (the spec's layout)
+    where = spec.channel_rows(np.arange(raw.size).reshape(raw.shape))
+    cout = where.shape[0]
     bias = g.constants[b.name].astype(np.int64)
-    bound = xmax * np.abs(wq - wzp).sum(axis=1) + np.abs(bias)
-    bad = np.flatnonzero(bound > hi)
+    bound = found.reach
+    bad = found.over()
     if bad.size:
         if wzp != 0:
             raise LoweringError(f"{op.op} ({op.source}): accumulator of output channels {bad.tolist()} can reach "
                                 f"{int(bound.max())}, beyond {acc_dtype}; rescaling needs weight_zp 0")
         rescale = _find_rescale(g, acc.name, op)
         out = g.tensors[rescale.outputs[0]]
-        wq, bias = wq.copy(), bias.copy()
+        flat = raw.reshape(-1)
         w_scale, acc_scale = list(_as_list(w.scale, cout)), list(_as_list(acc.scale, cout))
+        # the smallest k per bad channel for which the channel's weights and bias divided by 2^k fit
+        ks, new_w, new_b = {}, flat.copy(), bias.copy()
+        k, pending = 1, bad
+        while pending.size:
+            cand_w, cand_b = flat.copy(), bias.copy()
+            cand_w[where[pending]] = np.rint(flat[where[pending]] / 2.0**k).astype(np.int64)
+            cand_b[pending] = np.rint(bias[pending] / 2.0**k).astype(np.int64)
+            fits = _bound(g, op, {1: cand_w.reshape(raw.shape), 2: cand_b}).reach[pending] <= hi
+            for c in pending[fits].tolist():
+                ks[c] = k
+                new_w[where[c]], new_b[c] = cand_w[where[c]], cand_b[c]
+            pending, k = pending[~fits], k + 1
+        # the worst-case change of each rescaled channel's accumulator: the bound of (new * 2^k - old)
+        dw, db = np.zeros_like(flat), np.zeros_like(bias)
+        for c, kc in ks.items():
+            dw[where[c]] = new_w[where[c]] * 2**kc - flat[where[c]]
+            db[c] = new_b[c] * 2**kc - bias[c]
+        moved = _bound(g, op, {1: dw.reshape(raw.shape), 2: db}).reach
         for c in bad.tolist():
-            k = 1
-            while True:
-                w2 = np.rint(wq[c] / 2.0**k).astype(np.int64)
-                b2 = int(np.rint(bias[c] / 2.0**k))
-                if xmax * int(np.abs(w2).sum()) + abs(b2) <= hi:
-                    break
-                k += 1
-            err = (xmax * float(np.abs(w2 * 2**k - wq[c]).sum()) + abs(b2 * 2**k - int(bias[c]))) \
-                * float(acc_scale[c]) / float(out.scale)
+            err = float(moved[c]) * float(acc_scale[c]) / float(out.scale)
             if err > MAX_RESCALE_ERROR_LSB:
                 raise LoweringError(
                     f"{op.op} ({op.source}): the {acc_dtype} accumulator of output channel {c} can reach "
-                    f"{int(bound[c])} (bias {int(bias[c])} LSB, weights {int(np.abs(wq[c]).sum())} x input reach "
-                    f"{xmax}); fitting it would move that output by up to {err:.2g} LSB. The bias is far larger "
+                    f"{int(bound[c])} (bias {int(bias[c])} LSB, weights {int(np.abs(flat[where[c]]).sum())} x input "
+                    f"reach {xmax}); fitting it would move that output by up to {err:.2g} LSB. The bias is far larger "
                     "than the channel's weights can reach: check them (retrain, or remove the channel), or quantize "
                     "with scheme='a16w8' (48-bit accumulators)")
-            wq[c], bias[c] = w2, b2
-            w_scale[c] *= 2.0**k
-            acc_scale[c] *= 2.0**k
+            w_scale[c] *= 2.0 ** ks[c]
+            acc_scale[c] *= 2.0 ** ks[c]
+        bias = new_b
         w = _writable(g, op, 1, w)
-        g.constants[w.name] = (wq.T if depthwise else wq).reshape(w.shape).astype(np.int8)
+        g.constants[w.name] = new_w.reshape(w.shape).astype(np.int8)
         w.scale = w_scale
         b = _writable(g, op, 2, b)
         b.scale = list(acc_scale)
@@ -155,35 +186,36 @@ def _recompute_rescale(rescale: Op, acc: Tensor, out: Tensor) -> None:
     rescale.attrs["shift"] = [s for _, s in pairs]
 
 
-# ---- MATMUL -------------------------------------------------------------------------------------
+# ---- MATMUL: refused when it does not fit ----------------------------------------------------------
 def _matmul(g: Graph, op: Op) -> None:
-    a, b = (g.tensors[n] for n in op.inputs)
-    acc_dtype = dtypes.ACC_DTYPE[a.dtype]
-    reach = a.shape[-1] * input_reach(a, int(op.attrs.get("a_zp", 0))) * input_reach(b, int(op.attrs.get("b_zp", 0)))
-    if reach > dtypes.range_of(acc_dtype)[1]:
-        raise LoweringError(f"MATMUL ({op.source}): a sum over C = {a.shape[-1]} products can reach {reach}, beyond the "
-                            f"{acc_dtype} accumulator; shorten the reduced dimension (split the matmul and add the "
+    b = _bound(g, op)
+    if b.over().size:
+        c = g.tensors[op.inputs[0]].shape[-1]
+        raise LoweringError(f"MATMUL ({op.source}): a sum over C = {c} products can reach {int(b.reach[0])}, beyond the "
+                            f"{b.dtype} accumulator; shorten the reduced dimension (split the matmul and add the "
                             "parts) or use scheme='a16w8'")
 
 
-# ---- AVG_POOL2D ---------------------------------------------------------------------------------
+# ---- AVG_POOL2D: split a pool ------------------------------------------------------------------------
 def _avg_pool(g: Graph, op: Op) -> list[Op] | None:
     x = g.tensors[op.inputs[0]]
     a = op.attrs
     (kh, kw), stride, pad = a["kernel"], list(a["stride"]), list(a["pad"])
-    hi = dtypes.range_of("int32")[1]
-    xmax = input_reach(x, int(a.get("input_zp", 0)))
-    if kh * kw * xmax <= hi:
+    found = _bound(g, op)
+    if not found.over().size:
         return None
-    taps = hi // xmax  # most taps one int32 sum can hold
+
+    def fits(k1: int, k2: int) -> bool:  # a k1 x k2 window of this pool's input sums within the accumulator
+        return not _bound(g, Op(op.op, op.inputs, op.outputs, {**a, "kernel": [k1, k2]})).over().size
+
     split = None
     if stride == [kh, kw] and not any(pad):
         options = [(a1 * b1, a1, b1) for a1 in _divisors(kh) for b1 in _divisors(kw)
-                   if a1 * b1 <= taps and (kh // a1) * (kw // b1) <= taps]
+                   if fits(a1, b1) and fits(kh // a1, kw // b1)]
         split = max(options, default=None)
     if split is None:
         raise LoweringError(
-            f"AVG_POOL2D ({op.source}): a {kh}x{kw} window sums up to {kh * kw * xmax}, beyond int32, and cannot be "
+            f"AVG_POOL2D ({op.source}): a {kh}x{kw} window sums up to {int(found.reach[0])}, beyond int32, and cannot be "
             "split into two pools (that needs stride == kernel, no padding and a kernel with factors); use smaller "
             "windows (pool in stages) or int8 activations")
     _, a1, b1 = split
@@ -204,3 +236,8 @@ def _avg_pool(g: Graph, op: Op) -> list[Op] | None:
 
 def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
+
+
+#: How each op whose spec declares a bound is made to fit (ops not listed are refused when they do not).
+_LEGALIZE = {"CONV2D": _weighted, "DEPTHWISE_CONV2D": _weighted, "FULLY_CONNECTED": _weighted, "MATMUL": _matmul,
+             "AVG_POOL2D": _avg_pool}

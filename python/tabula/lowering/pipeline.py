@@ -13,6 +13,7 @@ the op lowerings convert layouts where element order matters (e.g. flatten).
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from typing import Callable
 
@@ -42,24 +43,30 @@ def _discover_lowerings() -> tuple[dict[str, Callable], dict[str, Callable]]:
     limits: dict[str, Callable] = {}
     for info in pkgutil.iter_modules(_ops_pkg.__path__):
         mod = importlib.import_module(f"{_ops_pkg.__name__}.{info.name}")
+        limit = getattr(mod, "unsupported", None)
+        if limit is not None and "dtype" not in inspect.signature(limit).parameters:
+            limit = (lambda f: lambda node, dtype=None: f(node))(limit)
         for name in getattr(mod, "ATEN", ()):
             table[name] = mod.lower
-            if hasattr(mod, "unsupported"):
-                limits[name] = mod.unsupported
+            if limit is not None:
+                limits[name] = limit
     return table, limits
 
 
-#: aten op -> ``lower(ctx, node)``; and aten op -> ``unsupported(node) -> str | None``, the uses of the
-#: op its lowering cannot handle, checked on the float graph before calibration (optional per module).
+#: aten op -> ``lower(ctx, node)``; and aten op -> ``unsupported(node, dtype=None) -> str | None``, the uses
+#: of the op its lowering cannot handle, checked on the float graph before calibration (optional per
+#: module; a module's ``unsupported(node)`` that does not depend on the dtype takes the node only).
 LOWERINGS, LIMITS = _discover_lowerings()
 
 
-def unsupported_reason(node: Node) -> str | None:
+def unsupported_reason(node: Node, dtype: str | None = None) -> str | None:
     """Why the lowering of a supported op cannot handle this use of the captured (float) aten node
     (e.g. "div by an activation", ``"with ceil_mode=True"``), judged before quantization; None when it can.
+    ``dtype``: the scheme's activation IR dtype (``"int8"``, ``"int16"``) for the limits that depend on it
+    (a softmax's row length); None when it is not known (those limits then take the strictest).
     :func:`tabula.quantizer.check_supported` lists these with the unsupported ops, up front."""
     limit = LIMITS.get(rules.canonical_op(node.target))
-    return limit(node) if limit is not None else None
+    return limit(node, dtype) if limit is not None else None
 
 
 def supported_ops() -> list[str]:

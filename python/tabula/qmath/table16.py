@@ -447,9 +447,10 @@ def build_table_int16(
       ``"sample"``   plain sampling: ``t[i] = clamp(rint(f(x_i) / out_scale))`` (round half to even).
       ``"minimax"``  (default) the least-squares continuous piecewise-linear fit of f over all 65,536
                      codes (this is the midpoint bias correction: the chord error of a curved segment is
-                     split above and below f), rounded, then integer coordinate descent that lowers the
-                     max error of what the device outputs (interpolation *and* the final rounding) over
-                     every code.  Kept only where it beats plain sampling (it always has so far).
+                     split above and below f), rounded; then, among integer tables near it, the one with the
+                     smallest max error of what the device outputs (interpolation *and* the final
+                     rounding) over every code, by dynamic programming over the entries
+                     (:func:`_table16_minimax`).  Kept only where it beats plain sampling (it always has so far).
     Both keep a segment's entries ordered wherever f is monotone over that segment, so the table
     never breaks monotonicity of f.
 

@@ -106,13 +106,15 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     (with its source line), every conversion to another dtype, and every node of a supported op that
     its lowering cannot take (the lowering module's ``unsupported(node)``,
     :func:`tabula.lowering.pipeline.unsupported_reason`: e.g. a pool with ``ceil_mode=True``, a div by
-    an activation) -- called before any calibration runs, so no such node ends in a LoweringError
-    after it; and every softmax over a longer axis than ``scheme`` takes (any scheme's limit when None).
-    Identity ops and asserts pass (:mod:`.remove_identities_pass` removes them)."""
+    an activation, a matmul of 4-D operands, a linear on a 4-D input, a softmax over a longer axis than
+    ``scheme`` takes -- any scheme's limit when None) -- called before any calibration runs, so no such
+    node ends in a LoweringError after it.  Identity ops and asserts pass (:mod:`.remove_identities_pass`
+    removes them)."""
     from ..lowering.pipeline import unsupported_reason
     from .batch_norm import unsupported as batch_norm_unsupported
 
     ok = set(supported())
+    dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else None
     bad = []
     for n in gm.graph.nodes:
         if n.op != "call_function":
@@ -122,28 +124,16 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
             continue
         if name in rules.IDENTITY:
             if not rules.is_identity(n):
-                dtype = getattr(n.meta.get("val"), "dtype", "another dtype")
-                bad.append((f"{name} (a conversion to {dtype}; tabula runs float32 models)", node_source(n)))
+                dtype_to = getattr(n.meta.get("val"), "dtype", "another dtype")
+                bad.append((f"{name} (a conversion to {dtype_to}; tabula runs float32 models)", node_source(n)))
             continue
         if name not in ok:
             bad.append((name, node_source(n)))
             continue
         # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
-        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n)
+        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n, dtype)
         if why:
             bad.append((f"{name} {why}", node_source(n)))
-        elif rules.op_class(n.target) is rules.OpClass.MATMUL:
-            a = [n.args[i] for i in rules.MATMUL[name]]
-            shapes = [tuple(v.meta["val"].shape) if isinstance(v, Node) and "val" in v.meta else None for v in a]
-            if None not in shapes and not (len(shapes[0]) == len(shapes[1]) in (2, 3) and shapes[0][:-2] == shapes[1][:-2]):
-                bad.append((f"{name} of shapes {shapes[0]} and {shapes[1]} (2-D or 3-D operands of one rank and batch)",
-                            node_source(n)))
-        elif name == "aten.linear":
-            x = n.args[0]
-            rank = len(x.meta["val"].shape) if isinstance(x, Node) and "val" in x.meta else 2
-            if rank < 2 or rank == 4:  # 4-D is NHWC on the device: its last axis is not PyTorch's
-                bad.append((f"{name} on a {rank}-D input (give it [N, C] or [B, T, C])", node_source(n)))
-    bad += _softmax_rows_too_long(gm, scheme)
     if bad:
         raise UnsupportedOpError(bad, supported())
 
@@ -151,24 +141,6 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
 def _is_activation(a) -> bool:
     """An FX value the device computes (not a constant ``get_attr``, not a Python scalar)."""
     return isinstance(a, Node) and a.op != "get_attr"
-
-
-def _softmax_rows_too_long(gm: GraphModule, scheme: str | None) -> list[tuple[str, str]]:
-    """``(what, source)`` of each softmax whose axis is longer than the integer softmax takes
-    (:data:`tabula.qmath.softmax.SOFTMAX_MAX_ROW`): known from the shapes, so refused up front."""
-    from ..qmath.softmax import SOFTMAX_MAX_ROW, softmax_too_long
-
-    dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else min(SOFTMAX_MAX_ROW, key=SOFTMAX_MAX_ROW.get)
-    bad = []
-    for n in gm.graph.nodes:
-        if n.op != "call_function" or rules.op_class(n.target) is not rules.OpClass.FIXED_OUTPUT:
-            continue
-        x = n.args[0] if n.args else None
-        val = x.meta.get("val") if isinstance(x, Node) else None
-        dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim", -1)
-        if val is not None and isinstance(dim, int) and val.dim() and val.shape[dim] > SOFTMAX_MAX_ROW[dtype]:
-            bad.append((f"{rules.canonical_op(n.target)}: {softmax_too_long(dtype, int(val.shape[dim]))}", node_source(n)))
-    return bad
 
 
 # -- observers ------------------------------------------------------------------------------------

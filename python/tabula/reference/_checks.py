@@ -1,5 +1,6 @@
-"""What the op specs in ``ops/`` share: the tensor type a contract sees, and the checks every
-contract and reference uses (kept outside that folder, which holds only ops)."""
+"""What the op specs in ``ops/`` share: the tensor type a contract sees, the checks every contract
+and reference uses, and the helpers of the facts every spec declares (MAC count, accumulator bound);
+kept outside that folder, which holds only ops."""
 from __future__ import annotations
 
 from typing import Callable, NamedTuple
@@ -18,6 +19,41 @@ class TType(NamedTuple):
     @property
     def rank(self) -> int:
         return len(self.shape)
+
+
+class AccBound(NamedTuple):
+    """What a spec's ``bound`` proves about its accumulator: ``reach`` (int64 ``[Cout]`` per output
+    channel, or ``[1]`` for the whole op) is the largest ``|acc|`` any input codes can give, and
+    ``dtype`` the accumulator it must fit (``"int32"`` or ``"int48"``, TOSA 1.0)."""
+
+    reach: np.ndarray
+    dtype: str
+
+    def over(self) -> np.ndarray:
+        """Indices of ``reach`` beyond ``dtype``'s range (empty when the accumulator is proven to fit)."""
+        return np.flatnonzero(self.reach > dtypes.range_of(self.dtype)[1])
+
+
+def input_reach(dtype: str, zero_point: int) -> int:
+    """``max |x - zero_point|`` over every code ``x`` of ``dtype``: inside the program a tensor may hold
+    any code of its dtype, so bounds use the whole range."""
+    lo, hi = dtypes.range_of(dtype)
+    return max(int(zero_point) - lo, hi - int(zero_point))
+
+
+def weighted_bound(ins: list[TType], attrs: dict, rows: np.ndarray, bias: np.ndarray) -> AccBound:
+    """The accumulator bound of a weighted sum ``acc[c] = b[c] + sum_k (x_k - input_zp) (w[c,k] - weight_zp)``
+    (CONV2D, DEPTHWISE_CONV2D, FULLY_CONNECTED): ``rows`` the weights per output channel ``[Cout, taps]``,
+    ``bias`` ``[Cout]``; ``|acc[c]| <= input_reach * sum_k |w[c,k] - weight_zp| + |b[c]|``, to fit the
+    accumulator of ``x`` (int32 for int8, int48 for int16)."""
+    xmax = input_reach(ins[0].dtype, attrs.get("input_zp", 0))
+    wz = np.abs(np.asarray(rows, dtype=np.int64) - int(attrs.get("weight_zp", 0))).sum(axis=1)
+    return AccBound(xmax * wz + np.abs(np.asarray(bias, dtype=np.int64)), dtypes.ACC_DTYPE[ins[0].dtype])
+
+
+def no_macs(ins: list[TType], out: TType, attrs: dict) -> int:
+    """The MAC count of an op without a weighted sum: 0."""
+    return 0
 
 
 def ttype_of(a: np.ndarray) -> TType:

@@ -1,40 +1,34 @@
-"""IR graph -> TOSA 1.0 flatbuffer (tosa-tools' ``serializer.tosa_serializer``) and back through the
+"""IR graph -> TOSA 1.0.0 flatbuffer (tosa-tools' ``serializer.tosa_serializer``) and back through the
 TOSA reference model (``tosa_reference_model.run``).
 
-Mapping (TOSA 1.0 operands are tensors, not attributes):
+This module is the generic driver: the version header (TOSA 1.0.0, not a draft), the graph inputs
+as placeholders (in ``g.inputs`` order), the block outputs (in ``g.outputs`` order), IR constants as
+CONST ops (each emitted where it is first used, in the shape that use asks for), and a loop over the
+ops that hands each one to its spec's ``tosa(t, op)`` (:mod:`tabula.reference.ops`: every IR op's
+TOSA mapping lives in its spec module, beside its contract and reference).  A spec emits its TOSA
+op(s) through the :class:`TosaWriter` ``t`` it is given; TOSA 1.0 operands that used to be attributes
+(zero points, multipliers, shifts, shapes) are tensors (``CONST``, or ``CONST_SHAPE`` for shapes).
 
-``TABLE``    inputs ``x``, ``table`` (CONST); int8 -> int8, int16 -> int32.
-``RESCALE``  inputs ``x``, ``multiplier`` (CONST int32 [C or 1]; int16 when ``scale32`` is false),
-             ``shift`` (CONST int8), ``input_zp`` (CONST [1] of the input type), ``output_zp`` (CONST [1]
-             of the output type); attributes ``scale32``, ``rounding_mode = SINGLE_ROUND`` (tabula never
-             double-rounds), ``per_channel = len(multiplier) > 1``, signed input and output.
-``ADD``/``SUB`` inputs ``a``, ``b`` (int32, same shape) -> int32.
-``MUL``      inputs ``a``, ``b`` (int32, same shape), ``shift`` (CONST int8 [1]) -> int32.
-``INTDIV``   inputs ``a``, ``b`` (int32, same shape) -> int32.
-``REDUCE_MAX`` / ``REDUCE_SUM``  input ``x``; attribute ``axis`` (REDUCE_MAX: ``nan_mode`` PROPAGATE,
-             which integers ignore).
-``TILE``     inputs ``x``, ``multiples`` (CONST_SHAPE).
-``DEPTHWISE_CONV2D`` inputs ``x``, ``w`` (CONST int8 [KH, KW, C, M]), ``b`` (CONST [C*M]), ``input_zp``,
-             ``weight_zp`` (CONST [1]); attributes ``pad``, ``stride``, ``dilation``, ``local_bound``
-             false, ``acc_type`` int32 (int8 x) or int48 (int16 x).  (The reference model's Python
-             binding cannot return an INT48 tensor: read such a result through a RESCALE.)
-``MATMUL``   inputs ``a`` [N,H,C], ``b`` [N,C,W], ``a_zp``, ``b_zp`` (CONST [1] of the input type) -> int32
-             (int8) or int48 (int16).
-``CLAMP``    input ``x`` (int8 / int16); attributes ``min_val`` / ``max_val`` (the bounds as bytes of
-             the input type), ``nan_mode = PROPAGATE``.
-IR ``int64`` (TOSA int48 accumulators) maps to ``INT48``.
+IR ``int48`` (the accumulator of int16 x int8) is TOSA ``INT48``.  The reference model's Python
+binding cannot take or return an INT48 tensor: read such a result through the RESCALE that follows
+it (as every IR accumulator is), and feed an int48 value as a constant.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import tempfile
 import warnings
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import IRError, TabulaError
-from ..ir import Graph
+from ..ir import Graph, Op, Tensor
 
-SUPPORTED_OPS = ("TABLE", "RESCALE", "ADD", "SUB", "MUL", "INTDIV", "REDUCE_MAX", "REDUCE_SUM", "TILE", "DEPTHWISE_CONV2D",
-                 "MATMUL", "CLAMP")
+#: The TOSA specification version written into every flatbuffer (major, minor, patch, draft).
+TOSA_VERSION = (1, 0, 0, False)
 
 
 class TosaError(TabulaError, RuntimeError):
@@ -55,123 +49,244 @@ def _modules():
         warnings.simplefilter("ignore", DeprecationWarning)
         from serializer import tosa_serializer as ts
     import tosa_reference_model
+    from tosa import NanPropagationMode, ResizeMode, RoundingMode
     from tosa.DType import DType
-    from tosa.NanPropagationMode import NanPropagationMode
-    from tosa.Op import Op
-    from tosa.RoundingMode import RoundingMode
+    from tosa.Op import Op as TosaOp
 
-    return ts, tosa_reference_model, DType, Op, RoundingMode, NanPropagationMode
+    return ts, tosa_reference_model, DType, TosaOp, RoundingMode.RoundingMode, NanPropagationMode.NanPropagationMode, \
+        ResizeMode.ResizeMode
 
 
-def _exact_pad(op, size, kernel, a) -> list[int]:
-    """TOSA 1.0 wants ``(size + pad_before + pad_after - d*(k-1) - 1) % stride == 0`` on each axis
-    (ERROR_IF); the IR, like PyTorch, floors.  The trailing ``r`` rows / columns of the padded input
-    that no window reads are dropped from the bottom / right padding, which leaves every window and
-    the output as they are; IRError when they include real input (TOSA would need a SLICE first)."""
-    pad = [int(v) for v in a["pad"]]
-    for axis in range(2):
-        d, s_ = int(a.get("dilation", (1, 1))[axis]), int(a["stride"][axis])
-        r = (size[axis] + pad[2 * axis] + pad[2 * axis + 1] - d * (kernel[axis] - 1) - 1) % s_
-        if r > pad[2 * axis + 1]:
-            raise IRError(f"{op.op} ({op.source or 'no source'}): the last {r - pad[2 * axis + 1]} input "
-                          f"{'rows' if axis == 0 else 'columns'} are read by no window; TOSA needs them sliced off "
-                          "first (not serialized yet)")
-        pad[2 * axis + 1] -= r
-    return pad
+def supported_ops() -> tuple[str, ...]:
+    """Every IR op with a TOSA mapping (its spec's ``tosa``), sorted."""
+    from ..reference.ops import specs
+
+    return tuple(sorted(name for name, spec in specs().items() if callable(getattr(spec, "tosa", None))))
+
+
+class TosaWriter:
+    """What a spec's ``tosa(t, op)`` emits through: one TOSA basic block under construction for the
+    IR graph :attr:`g`.  TOSA enums are attributes (``t.DType``, ``t.RoundingMode``,
+    ``t.NanPropagationMode``, ``t.ResizeMode``); tensors are passed around by their TOSA names (str)."""
+
+    def __init__(self, g: Graph):
+        ts, _, DType, TosaOp, RoundingMode, NanPropagationMode, ResizeMode = _modules()
+        self.g = g
+        self._ts, self._op = ts, TosaOp
+        self.DType, self.RoundingMode, self.NanPropagationMode, self.ResizeMode = DType, RoundingMode, NanPropagationMode, ResizeMode
+        major, minor, patch, draft = TOSA_VERSION
+        self.s = ts.TosaSerializer(".", tosa_version_major=major, tosa_version_minor=minor, tosa_version_patch=patch,
+                                   tosa_version_draft=draft)
+        self.builder = self.s.builder
+        self._names: dict[str, str] = {}  # IR tensor -> TOSA tensor (placeholders, outputs, intermediates)
+        self._consts: dict[tuple[str, tuple[int, ...]], str] = {}  # (IR constant, shape) -> its CONST
+        self._claimed: set[int] = set()  # ids of ops an earlier op's mapping emitted
+        self._users: dict[str, list[Op]] = {}
+        for o in g.ops:
+            for n in o.inputs:
+                self._users.setdefault(n, []).append(o)
+        self.source = ""
+
+    # ---- tensors ----------------------------------------------------------------------------------
+    def dtype(self, ir_dtype: str):
+        """The TOSA DType of an IR dtype name (int8, int16, int32, int48)."""
+        d = dtypes.get(ir_dtype).name
+        return {"int8": self.DType.INT8, "int16": self.DType.INT16, "int32": self.DType.INT32, "int48": self.DType.INT48}[d]
+
+    def tensor(self, name: str) -> Tensor:
+        """The IR tensor ``name``."""
+        return self.g.tensors[name]
+
+    def value(self, name: str, shape=None) -> str:
+        """The TOSA tensor holding IR tensor ``name``; an IR constant becomes a CONST (once per ``shape``:
+        the IR shape unless a mapping reshapes it, e.g. FULLY_CONNECTED's weights as ``[OC, 1, 1, IC]``)."""
+        if name in self.g.constants:
+            t = self.g.tensors[name]
+            shp = tuple(int(d) for d in (t.shape if shape is None else shape))
+            key = (name, shp)
+            if key not in self._consts:
+                self._consts[key] = self.const(self.g.constants[name].reshape(shp), t.dtype)
+            return self._consts[key]
+        if name not in self._names:
+            raise IRError(f"{self.source or 'TOSA'}: tensor {name} is produced by no earlier op")
+        return self._names[name]
+
+    def input(self, op: Op, i: int = 0, shape=None) -> str:
+        """:meth:`value` of ``op.inputs[i]``."""
+        return self.value(op.inputs[i], shape)
+
+    def output(self, op: Op, i: int = 0) -> str:
+        """The TOSA tensor ``op.outputs[i]`` is written to (a block output when the IR graph returns it)."""
+        n = op.outputs[i]
+        if n not in self._names:
+            t = self.g.tensors[n]
+            self._names[n] = self.s.addIntermediate(list(t.shape), self.dtype(t.dtype)).name
+        return self._names[n]
+
+    def temp(self, shape, dtype: str) -> str:
+        """A new intermediate TOSA tensor of IR ``dtype``."""
+        return self.s.addIntermediate([int(d) for d in shape], self.dtype(dtype)).name
+
+    def const(self, values, dtype: str) -> str:
+        """A CONST of IR ``dtype`` holding ``values`` (its shape is the array's)."""
+        v = np.asarray(values)
+        lo, hi = dtypes.range_of(dtype)
+        if v.size and (int(v.min()) < lo or int(v.max()) > hi):
+            raise IRError(f"{self.source or 'TOSA'}: constant values {v.min()}..{v.max()} do not fit {dtype}")
+        return self.s.addConst(list(v.shape), self.dtype(dtype), v.astype(dtypes.get(dtype).np)).name
+
+    def shape(self, values) -> str:
+        """A CONST_SHAPE (TOSA 1.0 ``shape_t``) holding ``values``."""
+        v = np.asarray([int(x) for x in values], dtype=np.int64)
+        return self.s.addConst([v.size], self.DType.SHAPE, v).name
+
+    def zp(self, value: int, dtype: str) -> str:
+        """A zero point: a ``[1]`` CONST of the tensor's IR ``dtype`` (TOSA 1.0 takes them as operands)."""
+        return self.const(np.array([int(value)]), dtype)
+
+    # ---- operators --------------------------------------------------------------------------------
+    def attr(self, kind: str, *args):
+        """A serializer attribute: ``kind`` names its ``<kind>Attribute`` builder (``"Conv2d"``, ``"Add"``)."""
+        a = self._ts.TosaSerializerAttribute()
+        getattr(a, f"{kind}Attribute")(*args)
+        return a
+
+    def emit(self, name: str, inputs: list[str], outputs: list[str], attr) -> None:
+        """Append TOSA operator ``name`` (``"CONV2D"``) to the block; its location is the IR op's source."""
+        self.s.addOperator(getattr(self._op, name), list(inputs), list(outputs), attr, self.source)
+
+    def reshape(self, x: str, shape, dtype: str, out: str | None = None) -> str:
+        """RESHAPE ``x`` (IR ``dtype``) to ``shape`` (a CONST_SHAPE operand, TOSA 1.0) into ``out`` or a new
+        tensor; returns the result's name."""
+        out = out or self.temp(shape, dtype)
+        self.emit("RESHAPE", [x, self.shape(shape)], [out], self.attr("Reshape"))
+        return out
+
+    def window(self, op: Op, x: str, x_shape, kernel, attrs: dict) -> tuple[str, list[int]]:
+        """``(input, pad)`` for a TOSA 1.0 window op (CONV2D, DEPTHWISE_CONV2D, AVG_POOL2D, MAX_POOL2D).
+        TOSA wants ``(size + pad_before + pad_after - d*(k-1) - 1) % stride == 0`` on each axis
+        (ERROR_IF); the IR, like PyTorch, floors.  The trailing ``r`` rows / columns of the padded input
+        that no window reads are dropped: from the bottom / right padding, and where that is too little,
+        from the input itself by a SLICE.  Every window and the output stay as they are."""
+        pad = [int(v) for v in attrs["pad"]]
+        size = [int(v) for v in x_shape]
+        cut = [0, 0]
+        for axis in range(2):
+            d, s_ = int(attrs.get("dilation", (1, 1))[axis]), int(attrs["stride"][axis])
+            r = (size[axis + 1] + pad[2 * axis] + pad[2 * axis + 1] - d * (int(kernel[axis]) - 1) - 1) % s_
+            cut[axis] = max(0, r - pad[2 * axis + 1])
+            pad[2 * axis + 1] = max(0, pad[2 * axis + 1] - r)
+        if any(cut):
+            sliced = [size[0], size[1] - cut[0], size[2] - cut[1], size[3]]
+            dt = self.tensor(op.inputs[0]).dtype
+            y = self.temp(sliced, dt)
+            self.emit("SLICE", [x, self.shape([0, 0, 0, 0]), self.shape(sliced)], [y], self.attr("Slice"))
+            x = y
+        return x, pad
+
+    def consumers(self, name: str) -> list[Op]:
+        """The IR ops that read tensor ``name``, in graph order."""
+        return list(self._users.get(name, []))
+
+    def claim(self, op: Op) -> None:
+        """Mark a later IR ``op`` as emitted by the current mapping (the driver then skips it), e.g. the
+        RESCALE an int16 FULLY_CONNECTED emits between its CONV2D and its last RESHAPE."""
+        self._claimed.add(id(op))
+
+    def claimed(self, op: Op) -> bool:
+        """Whether an earlier op's mapping emitted ``op`` (:meth:`claim`)."""
+        return id(op) in self._claimed
 
 
 def serialize(g: Graph) -> bytes:
-    """The TOSA flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order), IR
-    constants become CONST ops, ``g.outputs`` the block outputs.  Raises :class:`IRError` naming any
-    op outside :data:`SUPPORTED_OPS`."""
-    ts, _, DType, Op, RoundingMode, NanPropagationMode = _modules()
-    dt = {"int8": DType.INT8, "int16": DType.INT16, "int32": DType.INT32, "int48": DType.INT48}
-    other = sorted({o.op for o in g.ops} - set(SUPPORTED_OPS))
+    """The TOSA 1.0.0 flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order),
+    ``g.outputs`` the block outputs (in that order; an output that is a graph input or a constant goes
+    through IDENTITY), IR constants CONST ops, each IR op its spec's mapping (``spec.tosa``).
+
+    Raises:
+        IRError: an op without a TOSA mapping (named, with the ops that have one), or one whose
+            attributes TOSA cannot express (named with its source).
+        TosaError: tosa-tools is not installed (:func:`unavailable` says why).
+    """
+    from ..reference.ops import specs
+
+    why = unavailable()
+    if why:
+        raise TosaError(why)
+    table = specs()
+    other = sorted({o.op for o in g.ops if not callable(getattr(table.get(o.op), "tosa", None))})
     if other:
-        raise IRError(f"no TOSA serialization for IR ops {', '.join(other)} (supported: {', '.join(SUPPORTED_OPS)})")
-    s = ts.TosaSerializer(".")
-    name: dict[str, str] = {}
-
-    def const(shape, dtype, values) -> str:
-        return s.addConst(list(shape), dtype, np.asarray(values)).name
-
+        raise IRError(f"no TOSA serialization for IR ops {', '.join(other)} (supported: {', '.join(supported_ops())})")
+    t = TosaWriter(g)
     for n in g.inputs:
-        t = g.tensors[n]
-        name[n] = s.addPlaceholder(list(t.shape), dt[t.dtype], None).name
-    for n, arr in g.constants.items():
-        t = g.tensors[n]
-        name[n] = const(t.shape, dt[t.dtype], arr.reshape(-1))
-    outputs = set(g.outputs)
-    for op in g.ops:
-        (out_name,) = op.outputs
-        out = g.tensors[out_name]
-        if out_name in outputs:
-            name[out_name] = s.addOutput(list(out.shape), dt[out.dtype]).name
+        x = g.tensors[n]
+        t._names[n] = t.s.addPlaceholder(list(x.shape), t.dtype(x.dtype), None).name
+    identities = []
+    for n in g.outputs:
+        y = g.tensors[n]
+        out = t.s.addOutput(list(y.shape), t.dtype(y.dtype)).name
+        if n in t._names or n in g.constants:  # a graph input (or a constant) returned as it is
+            identities.append((n, out))
         else:
-            name[out_name] = s.addIntermediate(list(out.shape), dt[out.dtype]).name
-        x = g.tensors[op.inputs[0]]
-        attr = ts.TosaSerializerAttribute()
-        if op.op == "TABLE":
-            attr.TableAttribute()
-            s.addOperator(Op.TABLE, [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
-        elif op.op in ("ADD", "SUB"):
-            getattr(attr, f"{op.op.capitalize()}Attribute")()
-            s.addOperator(getattr(Op, op.op), [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
-        elif op.op == "INTDIV":
-            attr.IntDivAttribute()
-            s.addOperator(Op.INTDIV, [name[op.inputs[0]], name[op.inputs[1]]], [name[out_name]], attr)
-        elif op.op == "REDUCE_MAX":
-            attr.ReduceMaxAttribute(int(op.attrs["axis"]), NanPropagationMode.PROPAGATE)
-            s.addOperator(Op.REDUCE_MAX, [name[op.inputs[0]]], [name[out_name]], attr)
-        elif op.op == "REDUCE_SUM":
-            attr.ReduceSumAttribute(int(op.attrs["axis"]))
-            s.addOperator(Op.REDUCE_SUM, [name[op.inputs[0]]], [name[out_name]], attr)
-        elif op.op == "TILE":
-            attr.TileAttribute()
-            mult = const([len(x.shape)], DType.SHAPE, np.asarray(op.attrs["multiples"], dtype=np.int64))
-            s.addOperator(Op.TILE, [name[op.inputs[0]], mult], [name[out_name]], attr)
-        elif op.op == "CLAMP":
-            np_t = np.int8 if x.dtype == "int8" else np.int16
-            attr.ClampAttribute(s.builder, np.array([op.attrs["min"]], np_t).tobytes(),
-                                np.array([op.attrs["max"]], np_t).tobytes(), NanPropagationMode.PROPAGATE)
-            s.addOperator(Op.CLAMP, [name[op.inputs[0]]], [name[out_name]], attr)
-        elif op.op == "MUL":
-            attr.MulAttribute()
-            shift = const([1], DType.INT8, np.array([op.attrs.get("shift", 0)], dtype=np.int8))
-            s.addOperator(Op.MUL, [name[op.inputs[0]], name[op.inputs[1]], shift], [name[out_name]], attr)
-        elif op.op == "DEPTHWISE_CONV2D":
-            a = op.attrs
-            izp = const([1], dt[x.dtype], np.array([a.get("input_zp", 0)], dtype=np.int64))
-            wzp = const([1], DType.INT8, np.array([a.get("weight_zp", 0)], dtype=np.int64))
-            kernel = g.tensors[op.inputs[1]].shape[:2]
-            pad = _exact_pad(op, x.shape[1:3], kernel, a)
-            attr.DepthwiseConv2dAttribute(pad, list(a["stride"]), list(a.get("dilation", (1, 1))), False, dt[out.dtype])
-            s.addOperator(Op.DEPTHWISE_CONV2D, [name[n] for n in op.inputs] + [izp, wzp], [name[out_name]], attr)
-        elif op.op == "MATMUL":
-            attr.MatMulAttribute()
-            zps = [const([1], dt[x.dtype], np.array([op.attrs.get(k, 0)], dtype=np.int64)) for k in ("a_zp", "b_zp")]
-            s.addOperator(Op.MATMUL, [name[op.inputs[0]], name[op.inputs[1]], *zps], [name[out_name]], attr)
-        else:  # RESCALE
-            a = op.attrs
-            scale32 = bool(a.get("scale32", True))
-            m = np.atleast_1d(np.asarray(a["multiplier"], dtype=np.int64))
-            sh = np.atleast_1d(np.asarray(a["shift"], dtype=np.int64))
-            mult = const([m.size], DType.INT32 if scale32 else DType.INT16, m.astype(np.int32 if scale32 else np.int16))
-            shift = const([sh.size], DType.INT8, sh.astype(np.int8))
-            izp = const([1], dt[x.dtype], np.array([a.get("input_zp", 0)], dtype=np.int64))
-            ozp = const([1], dt[out.dtype], np.array([a.get("output_zp", 0)], dtype=np.int64))
-            attr.RescaleAttribute(scale32, RoundingMode.SINGLE_ROUND, bool(m.size > 1), False, False)
-            s.addOperator(Op.RESCALE, [name[op.inputs[0]], mult, shift, izp, ozp], [name[out_name]], attr)
-    return bytes(s.serialize())
+            t._names[n] = out
+    for n, out in identities:
+        t.source = f"output {n}"
+        t.emit("IDENTITY", [t.value(n)], [out], t.attr("Identity"))
+    for op in g.ops:
+        if t.claimed(op):
+            continue
+        t.source = op.source or ""
+        table[op.op].tosa(t, op)
+    return bytes(t.s.serialize())
+
+
+def describe(flatbuffer: bytes) -> dict:
+    """What a TOSA flatbuffer holds: ``{"version": (major, minor, patch, draft), "ops": [TOSA operator
+    names, in block order]}`` (the main region's first block; CONST and CONST_SHAPE included)."""
+    from tosa import TosaGraph
+
+    _, _, _, TosaOp, *_ = _modules()
+    names = {v: k for k, v in vars(TosaOp).items() if not k.startswith("_") and isinstance(v, int)}
+    tg = TosaGraph.TosaGraph.GetRootAs(flatbuffer, 0)
+    v = tg.Version()
+    block = tg.Regions(0).Blocks(0)
+    return {"version": (v._Major(), v._Minor(), v._Patch(), bool(v._Draft())),
+            "ops": [names.get(block.Operators(i).Op(), str(block.Operators(i).Op())) for i in range(block.OperatorsLength())]}
+
+
+@contextlib.contextmanager
+def _captured_stdout():
+    """Collect what native code writes to file descriptors 1 and 2 (the reference model's warnings and
+    errors) instead of letting it reach the terminal; yields a list that receives the text."""
+    text: list[str] = []
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile(mode="w+b") as f:
+        saved = [os.dup(1), os.dup(2)]
+        try:
+            for fd in (1, 2):
+                os.dup2(f.fileno(), fd)
+            yield text
+        finally:
+            for fd, old in zip((1, 2), saved):
+                os.dup2(old, fd)
+                os.close(old)
+            f.seek(0)
+            text.append(f.read().decode(errors="replace"))
 
 
 def run(flatbuffer: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run a TOSA flatbuffer on the official reference model; inputs in placeholder order.
-    Raises :class:`TosaError` when the graph status is not ``TOSA_VALID`` (an ERROR_IF or REQUIRE hit)."""
+    """Run a TOSA flatbuffer on the official reference model; inputs in placeholder order, outputs in
+    block-output order.  Raises :class:`TosaError` when the graph status is not ``TOSA_VALID`` (an
+    ERROR_IF or REQUIRE hit), with the reference model's own message."""
     _, trm, *_ = _modules()
-    outs, status = trm.run(flatbuffer, [np.ascontiguousarray(a) for a in inputs])
+    with _captured_stdout() as said:
+        # LOW: the reference model says which REQUIRE / ERROR_IF failed (only read when one did)
+        outs, status = trm.run(flatbuffer, [np.ascontiguousarray(a) for a in inputs], verbosity="LOW")
     if status != trm.GraphStatus.TOSA_VALID:
-        raise TosaError(f"TOSA reference model: {status}")
+        lines = [ln.strip() for ln in "".join(said).splitlines()
+                 if ln.strip() and not ln.startswith(("WARNING", "REQUIRE() fails", "Graph result", "An error occurred"))]
+        raise TosaError(f"TOSA reference model: {status}" + (f": {' / '.join(lines[:3])}" if lines else ""))
     return [np.asarray(o) for o in outs]
 
 

@@ -1,5 +1,5 @@
 """ADD_REQUANT: codegen's fused ADD / SUB of two activations with their RESCALEs
-(:func:`tabula.codegen.fuse.fuse_add_requant`) -> ``tabula_add_requant_<t>``."""
+(:func:`tabula.codegen.fusion.fuse_add_requant`) -> ``tabula_add_requant_<t>``."""
 from ... import dtypes
 
 OP = "ADD_REQUANT"

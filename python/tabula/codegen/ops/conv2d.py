@@ -1,6 +1,6 @@
 """CONV2D int8 x int8 / int16 x int8 -> ``tabula_conv2d_<s8|s16>`` (int16 has no input zero point); a
-4th input is the ``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`).  A CONV2D whose input zero point codegen folded into the bias
-(``attrs["folded"]``, :func:`tabula.codegen.fuse.fold_input_zp`) calls ``tabula_conv2d_s8_folded`` with
+4th input is the ``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fusion.fuse_requant`).  A CONV2D whose input zero point codegen folded into the bias
+(``attrs["folded"]``, :func:`tabula.codegen.fusion.fold_input_zp`) calls ``tabula_conv2d_s8_folded`` with
 pad_value = input_zp."""
 from ._window import conv_context
 

@@ -1,6 +1,6 @@
 """DEPTHWISE_CONV2D int8 x int8 / int16 x int8 -> ``tabula_depthwise_conv2d_<s8|s16>`` (weights
 ``[KH, KW, C, M]`` as the IR holds them; int16 has no input zero point); a 4th input is the ``requant`` block
-of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`)."""
+of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fusion.fuse_requant`)."""
 from ._window import conv_context
 
 OP = "DEPTHWISE_CONV2D"

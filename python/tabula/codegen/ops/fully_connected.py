@@ -1,5 +1,5 @@
 """FULLY_CONNECTED int8 x int8 / int16 x int8 -> ``tabula_fully_connected_<s8|s16>``; a 4th input is the
-``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fuse.fuse_requant`); with ``attrs["folded"]`` (:func:`tabula.codegen.fuse.fold_input_zp`)
+``requant`` block of a fused RESCALE [+ CLAMP] (:func:`tabula.codegen.fusion.fuse_requant`); with ``attrs["folded"]`` (:func:`tabula.codegen.fusion.fold_input_zp`)
 the bias already holds ``-input_zp * sum(w)`` and the call passes input_zp 0."""
 from ... import dtypes
 from ._window import requant

@@ -1,4 +1,4 @@
-"""SOFTMAX: codegen's fused softmax (:func:`tabula.codegen.fuse.fuse_softmax`) -> ``tabula_softmax_<t>``."""
+"""SOFTMAX: codegen's fused softmax (:func:`tabula.codegen.fusion.fuse_softmax`) -> ``tabula_softmax_<t>``."""
 from ... import dtypes
 from ._reduce import around_axis
 

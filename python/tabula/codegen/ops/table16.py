@@ -1,4 +1,4 @@
-"""TABLE16: codegen's fused int16 table op (:mod:`tabula.codegen.fuse`) -> ``tabula_table16_s16`` (tables
+"""TABLE16: codegen's fused int16 table op (:mod:`tabula.codegen.fusion`) -> ``tabula_table16_s16`` (tables
 only) or ``tabula_table16_ramps_s16`` (with ramps or a product: the exact piecewise-linear ops)."""
 OP = "TABLE16"
 KERNELS = ("tabula_table16_s16", "tabula_table16_ramps_s16")

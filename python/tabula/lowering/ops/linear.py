@@ -2,11 +2,14 @@
 
 A 3-D (or higher, not 4-D) input ``[B, T, C]`` is FULLY_CONNECTED over its rows: RESHAPE to
 ``[B*T, C]``, FULLY_CONNECTED + RESCALE, RESHAPE to ``[B, T, Cout]`` (PyTorch's linear acts on the
-last dim).  A 4-D input is NHWC on the device, whose last axis is not PyTorch's: refused.
+last dim).  A 4-D input is NHWC on the device, whose last axis is not PyTorch's: refused
+(:func:`unsupported`: the quantizer lists it up front).
 """
 from __future__ import annotations
 
 import math
+
+from torch.fx import Node
 
 from ...errors import LoweringError
 from ...fx import node_source
@@ -14,6 +17,16 @@ from ...ir import Op
 from ._common import weighted
 
 ATEN = ["aten.linear"]
+
+
+def unsupported(node) -> str | None:
+    """Why this captured linear cannot be lowered (listed before calibration), or None: its input must
+    be 2-D ``[N, C]`` or 3-D ``[B, T, C]`` (a 4-D input is NHWC on the device)."""
+    x = node.args[0]
+    rank = len(x.meta["val"].shape) if isinstance(x, Node) and "val" in x.meta else 2
+    if rank < 2 or rank == 4:  # 4-D is NHWC on the device: its last axis is not PyTorch's
+        return f"on a {rank}-D input (give it [N, C] or [B, T, C])"
+    return None
 
 
 def lower(ctx, node) -> None:

@@ -3,9 +3,11 @@
 ``[N, H, C] @ [N, C, W]`` is one MATMUL into the accumulator (int32 for int8, int48 for int16) at
 scale ``s_a * s_b``, then a RESCALE by ``s_a * s_b / s_out``.  A 2-D ``[H, C] @ [C, W]`` is the same
 with N = 1 (RESHAPEs around it).  Other ranks, or batch dims that differ (broadcasting), are refused
-(the quantizer lists them up front).
+(:func:`unsupported`: the quantizer lists them up front).
 """
 from __future__ import annotations
+
+from torch.fx import Node
 
 from ... import dtypes, rules
 from ...errors import LoweringError
@@ -13,6 +15,16 @@ from ...fx import node_source
 from ...ir import Op
 
 ATEN = ["aten.matmul", "aten.bmm", "aten.mm"]
+
+
+def unsupported(node) -> str | None:
+    """Why this captured matmul / bmm / mm cannot be lowered (listed before calibration), or None: its
+    operands must be 2-D or 3-D, of one rank and one batch (no broadcasting)."""
+    operands = [node.args[i] for i in rules.MATMUL[rules.canonical_op(node.target)]]
+    shapes = [tuple(v.meta["val"].shape) if isinstance(v, Node) and "val" in v.meta else None for v in operands]
+    if None not in shapes and not (len(shapes[0]) == len(shapes[1]) in (2, 3) and shapes[0][:-2] == shapes[1][:-2]):
+        return f"of shapes {shapes[0]} and {shapes[1]} (2-D or 3-D operands of one rank and batch)"
+    return None
 
 
 def lower(ctx, node) -> None:

@@ -19,22 +19,38 @@ dim is mapped to the IR axis)::
 The first op carries ``attrs["softmax"]``: ``axis``, ``row_len``, ``form``, ``split_bits``,
 ``error_bound_lsb``, ``input``, ``output``, ``internal`` (the intermediates) and ``roles`` (one name
 per op of the sequence, in order): codegen runs the whole sequence as one kernel
-(:func:`tabula.codegen.fuse.fuse_softmax`).
+(:func:`tabula.codegen.fusion.fuse_softmax`).
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
+from torch.fx import Node
 
 from ... import rules
 from ...errors import LoweringError
 from ...fx import arg, node_source
 from ...ir import Op
 from ...qmath import QuantizationError
-from ...qmath.softmax import SOFTMAX_INDEX_MIN, SoftmaxPlan, build_softmax_plan, knot_tables_int16
+from ...qmath.softmax import SOFTMAX_INDEX_MIN, SOFTMAX_MAX_ROW, SoftmaxPlan, build_softmax_plan, knot_tables_int16, \
+    softmax_too_long
 from ._common import device_axis
 
 ATEN = ["aten.softmax", "aten._softmax"]
+
+
+def unsupported(node, dtype: str | None = None) -> str | None:
+    """Why this captured softmax cannot be lowered (listed before calibration), or None: a softmax axis
+    longer than the integer softmax takes in ``dtype`` (the scheme's activation dtype, ``"int8"`` or
+    ``"int16"``; None: the stricter of the two), :data:`tabula.qmath.softmax.SOFTMAX_MAX_ROW`, known
+    from the shapes."""
+    dtype = dtype if dtype in SOFTMAX_MAX_ROW else min(SOFTMAX_MAX_ROW, key=SOFTMAX_MAX_ROW.get)
+    x = node.args[0] if node.args else None
+    val = x.meta.get("val") if isinstance(x, Node) else None
+    dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)
+    if val is not None and isinstance(dim, int) and val.dim() and val.shape[dim] > SOFTMAX_MAX_ROW[dtype]:
+        return softmax_too_long(dtype, int(val.shape[dim])).removeprefix("softmax ")  # "over rows of ..."
+    return None
 
 def lower(ctx, node) -> None:
     src = node_source(node)

@@ -80,7 +80,7 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
 
     The group's first op carries ``attrs`` (``function``, ``args``, ``kwargs``, ``domain``) plus
     ``output`` (the int16 result's name), ``internal`` (the names of the op's intermediate tensors:
-    codegen runs the whole sequence as one kernel, :mod:`tabula.codegen.fuse`) and, beyond one table,
+    codegen runs the whole sequence as one kernel, :mod:`tabula.codegen.fusion`) and, beyond one table,
     ``input`` (x's name), ``terms`` (``[{"zoom", "centre", "hi", "lo"}]``), ``ramps``, ``product`` and
     ``frac_bits``; the group's other TABLEs carry ``{"part": ...}``.
     Raises QuantizationError from the table builder."""
@@ -102,7 +102,7 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
                                       domain=None if dom is None else (float(dom[0]), float(dom[1])))
     s_out = float(out.scale)
     g = ctx.graph
-    internal: list[str] = []  # the group's intermediates (codegen fuses the group: codegen/fuse.py)
+    internal: list[str] = []  # the group's intermediates (codegen fuses the group: codegen/fusion/)
     head = dict(attrs, output=out.name, internal=internal)
     first = [True]
 

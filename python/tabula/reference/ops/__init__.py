@@ -6,9 +6,19 @@
   values -- returning the output's type (``attrs["output_dtype"]`` is given where the output dtype is
   free, e.g. RESCALE).  Raises ValueError ``"<OP>: <what>"``;
 - ``run(inputs, attrs) -> ndarray``: the integer reference (numpy, bit-exact with the C kernel), which
-  checks the contract first and raises ValueError for values the IR forbids (e.g. accumulator overflow).
+  checks the contract first and raises ValueError for values the IR forbids (e.g. accumulator overflow);
+- ``macs(ins, out, attrs) -> int``: its multiply-accumulates (``_checks.no_macs``, 0, for an op without a
+  weighted sum), which ``profile=1`` divides the instructions by (:mod:`tabula.codegen.profile`);
+- ``bound(ins, attrs, values) -> AccBound``: the largest ``|accumulator|`` any input codes can give
+  (per output channel, or for the whole op) and the accumulator dtype it must fit, with ``values``
+  the constant inputs (None for the others) -- or ``bound = None`` for an op without an accumulator.
+  :mod:`tabula.lowering.bound_accumulators_pass` proves (or makes) every bound fit; the weighted ops
+  also give ``channel_rows(w)``, their weights per output channel, for the channel it rescales;
+- ``tosa(t, op)``: its TOSA 1.0 mapping, the TOSA op(s) it emits through the
+  :class:`tabula.tosa.TosaWriter` ``t`` (:func:`tabula.tosa.serialize`, the whole-graph export).
 
-:func:`tabula.ir.verify` and the interpreter find the ops by listing this folder (:func:`specs`).
+:func:`tabula.ir.verify`, the interpreter, the profile, the bound pass and the TOSA export find the ops
+by listing this folder (:func:`specs`); ``tests/test_architecture.py`` requires every fact of every op.
 """
 from __future__ import annotations
 

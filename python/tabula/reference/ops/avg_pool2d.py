@@ -19,7 +19,7 @@ import numpy as np
 from tabula import dtypes
 from tabula.qmath import apply_scale_32_round_half_up, reciprocal_scale
 
-from .._checks import TType, check_arrays, check_zero_point, pool_window, to_int32_exact
+from .._checks import AccBound, TType, check_arrays, check_zero_point, input_reach, no_macs, pool_window, to_int32_exact
 
 OP = "AVG_POOL2D"
 
@@ -55,3 +55,26 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
         m[count == k], s[count == k] = reciprocal_scale(int(k))
     lo, hi = dtypes.range_of(out.dtype)
     return np.clip(apply_scale_32_round_half_up(acc, m, s) + ozp, lo, hi).astype(x.dtype)
+
+
+#: An average is a sum, not a weighted one: no MACs (the profile counts only multiply-accumulates).
+macs = no_macs
+
+
+def bound(ins: list[TType], attrs: dict, values: list) -> AccBound:
+    """The int32 window sum: ``|acc| <= KH * KW * input_reach(x, input_zp)`` (``[1]``)."""
+    kh, kw = (int(v) for v in attrs["kernel"])
+    return AccBound(np.array([kh * kw * input_reach(ins[0].dtype, attrs.get("input_zp", 0))], np.int64), "int32")
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 AVG_POOL2D: inputs ``x``, ``input_zp``, ``output_zp`` (CONST [1] of the input type);
+    attributes ``kernel``, ``stride``, ``pad`` (made exact by ``t.window``), ``acc_type`` INT32.  TOSA
+    divides by the number of non-padded taps and rounds with ``apply_scale_32(reciprocal_scale(count))``,
+    as this spec does."""
+    a = op.attrs
+    xt = t.tensor(op.inputs[0])
+    x, pad = t.window(op, t.input(op, 0), xt.shape, a["kernel"], a)
+    zps = [t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("output_zp", 0), xt.dtype)]
+    t.emit("AVG_POOL2D", [x, *zps], [t.output(op)],
+           t.attr("AvgPool2d", [int(v) for v in a["kernel"]], [int(v) for v in a["stride"]], pad, t.DType.INT32))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "CLAMP"
 
@@ -29,3 +29,16 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     (x,) = inputs
     return np.clip(x, int(attrs["min"]), int(attrs["max"])).astype(x.dtype)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 CLAMP: input ``x`` (int8 / int16); attributes ``min_val`` / ``max_val`` (the bounds as the
+    bytes of the input type), ``nan_mode`` PROPAGATE."""
+    np_t = dtypes.get(t.tensor(op.inputs[0]).dtype).np
+    lo, hi = (np.array([int(op.attrs[k])], np_t).tobytes() for k in ("min", "max"))
+    t.emit("CLAMP", [t.input(op, 0)], [t.output(op)], t.attr("Clamp", t.builder, lo, hi, t.NanPropagationMode.PROPAGATE))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, need
+from .._checks import TType, check_arrays, need, no_macs
 
 OP = "CONCAT"
 
@@ -30,3 +30,13 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     return np.ascontiguousarray(np.concatenate(inputs, axis=int(attrs["axis"])))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 CONCAT: the inputs in order; attribute ``axis``."""
+    t.emit("CONCAT", [t.input(op, i) for i in range(len(op.inputs))], [t.output(op)], t.attr("Concat", int(op.attrs["axis"])))

@@ -18,8 +18,9 @@ outside the accumulator (int32, or 48 bits for int16 x) raises (the IR forbids w
 from __future__ import annotations
 
 import numpy as np
+from tabula import dtypes
 
-from .._checks import TType, check_arrays, conv_window, need, to_acc_exact, weighted
+from .._checks import TType, check_arrays, conv_window, need, to_acc_exact, weighted, weighted_bound
 
 OP = "CONV2D"
 
@@ -51,3 +52,40 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
             acc += patch @ wz[:, ky, kx, :].T  # [N,OH,OW,Cin] @ [Cin,Cout]
     acc += b.astype(np.int64)
     return to_acc_exact(OP, acc, out.dtype)
+
+
+def macs(ins: list[TType], out: TType, attrs: dict) -> int:
+    """``N * OH * OW * Cout * KH * KW * Cin`` multiply-accumulates."""
+    _, kh, kw, cin = ins[1].shape
+    return int(np.prod(out.shape, dtype=np.int64)) * int(kh) * int(kw) * int(cin)
+
+
+def channel_rows(w: np.ndarray) -> np.ndarray:
+    """The weights of each output channel: ``[Cout, KH*KW*Cin]`` (a view of OHWI)."""
+    return w.reshape(w.shape[0], -1)
+
+
+def bound(ins: list[TType], attrs: dict, values: list) -> AccBound:
+    """Per output channel ``|acc[c]| <= input_reach(x) * sum_taps |w - weight_zp| + |b[c]|``
+    (:func:`tabula.reference._checks.weighted_bound`); ``values`` holds the constant ``w`` and ``b``."""
+    return weighted_bound(ins, attrs, channel_rows(values[1]), values[2])
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 CONV2D: inputs ``x``, ``w`` (CONST int8 OHWI), ``b`` (CONST [Cout]), ``input_zp``,
+    ``weight_zp`` (CONST [1]); attributes ``pad`` (made exact by ``t.window``), ``stride``,
+    ``dilation``, ``local_bound`` false, ``acc_type`` INT32 (int8 x) or INT48 (int16 x)."""
+    xt, wt = t.tensor(op.inputs[0]), t.tensor(op.inputs[1])
+    x, pad = t.window(op, t.input(op, 0), xt.shape, wt.shape[1:3], op.attrs)
+    emit_conv2d(t, op, x, t.input(op, 1), pad, t.output(op))
+
+
+def emit_conv2d(t, op, x: str, w: str, pad: list[int], out: str) -> None:
+    """One TOSA CONV2D of the TOSA tensors ``x`` (NHWC) and ``w`` (OHWI) into ``out``, with ``op``'s bias
+    (input 2), zero points, stride and dilation (default 1); also FULLY_CONNECTED's mapping."""
+    a = op.attrs
+    xt = t.tensor(op.inputs[0])
+    zps = [t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("weight_zp", 0), "int8")]
+    t.emit("CONV2D", [x, w, t.input(op, 2), *zps], [out],
+           t.attr("Conv2d", pad, [int(v) for v in a.get("stride", (1, 1))], [int(v) for v in a.get("dilation", (1, 1))],
+                  False, t.dtype(dtypes.ACC_DTYPE[xt.dtype])))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, check_zero_point, conv_window, n_inputs, need, to_acc_exact
+from .._checks import TType, check_arrays, check_zero_point, conv_window, n_inputs, need, to_acc_exact, weighted_bound
 
 OP = "DEPTHWISE_CONV2D"
 
@@ -68,3 +68,33 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
             acc += patch[..., None] * wz[ky, kx]  # [N,OH,OW,C,1] * [C,M]
     acc = acc.reshape(out.shape) + b.astype(np.int64)
     return to_acc_exact(OP, acc, out.dtype)
+
+
+def macs(ins: list[TType], out: TType, attrs: dict) -> int:
+    """``N * OH * OW * C * M * KH * KW`` multiply-accumulates."""
+    kh, kw = ins[1].shape[:2]
+    return int(np.prod(out.shape, dtype=np.int64)) * int(kh) * int(kw)
+
+
+def channel_rows(w: np.ndarray) -> np.ndarray:
+    """The weights of each output channel ``c*M + m``: ``[C*M, KH*KW]`` (a view of ``[KH, KW, C, M]``)."""
+    return w.reshape(-1, w.shape[-2] * w.shape[-1]).T
+
+
+def bound(ins: list[TType], attrs: dict, values: list) -> AccBound:
+    """Per output channel ``|acc[c]| <= input_reach(x) * sum_taps |w - weight_zp| + |b[c]|``
+    (:func:`tabula.reference._checks.weighted_bound`); ``values`` holds the constant ``w`` and ``b``."""
+    return weighted_bound(ins, attrs, channel_rows(values[1]), values[2])
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 DEPTHWISE_CONV2D: inputs ``x``, ``w`` (CONST int8 [KH, KW, C, M]), ``b`` (CONST [C*M]),
+    ``input_zp``, ``weight_zp`` (CONST [1]); attributes ``pad`` (made exact by ``t.window``), ``stride``,
+    ``dilation``, ``local_bound`` false, ``acc_type`` INT32 (int8 x) or INT48 (int16 x)."""
+    a = op.attrs
+    xt, wt = t.tensor(op.inputs[0]), t.tensor(op.inputs[1])
+    x, pad = t.window(op, t.input(op, 0), xt.shape, wt.shape[:2], a)
+    zps = [t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("weight_zp", 0), "int8")]
+    t.emit("DEPTHWISE_CONV2D", [x, t.input(op, 1), t.input(op, 2), *zps], [t.output(op)],
+           t.attr("DepthwiseConv2d", pad, [int(v) for v in a["stride"]], [int(v) for v in a.get("dilation", (1, 1))], False,
+                  t.dtype(dtypes.ACC_DTYPE[xt.dtype])))

@@ -14,8 +14,10 @@ Exact int64 arithmetic; a result outside the accumulator (int32, or 48 bits for 
 from __future__ import annotations
 
 import numpy as np
+from tabula.errors import IRError
 
-from .._checks import TType, check_arrays, need, to_acc_exact, weighted
+from . import conv2d, rescale
+from .._checks import TType, check_arrays, need, to_acc_exact, weighted, weighted_bound
 
 OP = "FULLY_CONNECTED"
 
@@ -32,3 +34,46 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     izp, wzp = int(attrs.get("input_zp", 0)), int(attrs.get("weight_zp", 0))
     acc = (x.astype(np.int64) - izp) @ (w.astype(np.int64) - wzp).T + b.astype(np.int64)
     return to_acc_exact(OP, acc, out.dtype)
+
+
+def macs(ins: list[TType], out: TType, attrs: dict) -> int:
+    """``N * Cout * Cin`` multiply-accumulates."""
+    return int(np.prod(out.shape, dtype=np.int64)) * int(ins[0].shape[-1])
+
+
+def channel_rows(w: np.ndarray) -> np.ndarray:
+    """The weights of each output channel: ``[Cout, Cin]`` as they are."""
+    return w
+
+
+def bound(ins: list[TType], attrs: dict, values: list) -> AccBound:
+    """Per output channel ``|acc[c]| <= input_reach(x) * sum_i |w[c,i] - weight_zp| + |b[c]|``
+    (:func:`tabula.reference._checks.weighted_bound`); ``values`` holds the constant ``w`` and ``b``."""
+    return weighted_bound(ins, attrs, channel_rows(values[1]), values[2])
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 has no FULLY_CONNECTED: ``x [N, Cin]`` -> RESHAPE ``[N, 1, 1, Cin]`` -> CONV2D 1x1 with
+    ``w`` as ``[Cout, 1, 1, Cin]`` (:func:`tabula.reference.ops.conv2d.emit_conv2d`) -> the accumulator
+    ``[N, 1, 1, Cout]`` -> RESHAPE ``[N, Cout]``.  An int48 accumulator (int16 x) is not reshaped: the
+    reference model has no int48 RESHAPE, so the RESCALE that reads it (it must be its only reader) runs on
+    the 4-D accumulator and the RESHAPE follows it (RESHAPE -> CONV2D -> RESCALE -> RESHAPE; the RESCALE
+    is claimed, so the driver does not emit it again).  Raises IRError when that RESCALE is missing."""
+    xt, wt, acc = t.tensor(op.inputs[0]), t.tensor(op.inputs[1]), t.tensor(op.outputs[0])
+    (n, cin), cout = xt.shape, wt.shape[0]
+    x4 = t.reshape(t.input(op, 0), (n, 1, 1, cin), xt.dtype)
+    acc4 = t.temp((n, 1, 1, cout), acc.dtype)
+    conv2d.emit_conv2d(t, op, x4, t.input(op, 1, shape=(cout, 1, 1, cin)), [0, 0, 0, 0], acc4)
+    if acc.dtype != "int48":
+        t.reshape(acc4, acc.shape, acc.dtype, out=t.output(op))
+        return
+    users = t.consumers(acc.name)
+    if len(users) != 1 or users[0].op != "RESCALE" or acc.name in t.g.outputs:
+        raise IRError(f"{OP} ({op.source or 'no source'}): its int48 accumulator must feed exactly one RESCALE to be "
+                      "serialized (the TOSA reference model has no int48 RESHAPE)")
+    (r,) = users
+    y = t.tensor(r.outputs[0])
+    y4 = t.temp((n, 1, 1, cout), y.dtype)
+    rescale.tosa(t, r, x=acc4, out=y4)
+    t.reshape(y4, y.shape, y.dtype, out=t.output(r))
+    t.claim(r)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, need, same_shape_int32
+from .._checks import TType, check_arrays, need, no_macs, same_shape_int32
 
 OP = "INTDIV"
 
@@ -24,3 +24,13 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     need(not ((a == -(2**31)) & (b == -1)).any(), OP, "-2^31 / -1 leaves int32")
     q = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -q, q).astype(np.int32)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 INTDIV: inputs ``a``, ``b`` (int32, same shape) -> int32."""
+    t.emit("INTDIV", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("IntDiv"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, check_zero_point, n_inputs, need, to_acc_exact
+from .._checks import AccBound, TType, check_arrays, check_zero_point, input_reach, n_inputs, need, to_acc_exact
 
 OP = "MATMUL"
 
@@ -38,3 +38,24 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     azp, bzp = int(attrs.get("a_zp", 0)), int(attrs.get("b_zp", 0))
     acc = np.matmul(a.astype(np.int64) - azp, b.astype(np.int64) - bzp)
     return to_acc_exact(OP, acc, out.dtype)
+
+
+def macs(ins: list[TType], out: TType, attrs: dict) -> int:
+    """``N * H * W * C`` multiply-accumulates (``[N, H, C] x [N, C, W]``)."""
+    return int(np.prod(out.shape, dtype=np.int64)) * int(ins[0].shape[-1])
+
+
+def bound(ins: list[TType], attrs: dict, values: list) -> AccBound:
+    """``|acc| <= C * input_reach(a, a_zp) * input_reach(b, b_zp)`` (``[1]``), to fit int32 (int8) or
+    int48 (int16)."""
+    a, b = ins
+    reach = int(a.shape[-1]) * input_reach(a.dtype, attrs.get("a_zp", 0)) * input_reach(b.dtype, attrs.get("b_zp", 0))
+    return AccBound(np.array([reach], np.int64), dtypes.ACC_DTYPE[a.dtype])
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 MATMUL: inputs ``a`` [N, H, C], ``b`` [N, C, W], ``a_zp``, ``b_zp`` (CONST [1] of the
+    input type) -> int32 (int8) or int48 (int16)."""
+    dt = t.tensor(op.inputs[0]).dtype
+    zps = [t.zp(op.attrs.get(k, 0), dt) for k in ("a_zp", "b_zp")]
+    t.emit("MATMUL", [t.input(op, 0), t.input(op, 1), *zps], [t.output(op)], t.attr("MatMul"))

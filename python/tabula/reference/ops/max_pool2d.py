@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, pool_window
+from .._checks import TType, check_arrays, no_macs, pool_window
 
 OP = "MAX_POOL2D"
 
@@ -34,3 +34,17 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
         for kx in range(kw):
             np.maximum(y, xp[:, ky : ky + sy * (oh - 1) + 1 : sy, kx : kx + sx * (ow - 1) + 1 : sx, :], out=y)
     return y
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 MAX_POOL2D: input ``x``; attributes ``kernel``, ``stride``, ``pad`` (made exact by
+    ``t.window``: the rows and columns no window reads are dropped), ``nan_mode`` PROPAGATE."""
+    a = op.attrs
+    x, pad = t.window(op, t.input(op, 0), t.tensor(op.inputs[0]).shape, a["kernel"], a)
+    t.emit("MAX_POOL2D", [x], [t.output(op)],
+           t.attr("MaxPool2d", [int(v) for v in a["kernel"]], [int(v) for v in a["stride"]], pad, t.NanPropagationMode.PROPAGATE))

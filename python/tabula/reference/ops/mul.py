@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, broadcast_int32, check_arrays, need, to_int32_exact
+from .._checks import TType, broadcast_int32, check_arrays, need, no_macs, to_int32_exact
 
 OP = "MUL"
 
@@ -32,3 +32,14 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     if shift > 0:
         p = (p + (np.int64(1) << np.int64(shift - 1))) >> np.int64(shift)
     return to_int32_exact(OP, p)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 MUL: inputs ``a``, ``b`` (int32, broadcasting) and ``shift`` (CONST int8 [1]) -> int32."""
+    shift = t.const(np.array([int(op.attrs.get("shift", 0))]), "int8")
+    t.emit("MUL", [t.input(op, 0), t.input(op, 1), shift], [t.output(op)], t.attr("Mul"))

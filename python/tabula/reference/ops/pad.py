@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "PAD"
 
@@ -30,3 +30,17 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     (x,) = inputs
     pads = list(zip((int(v) for v in attrs["pad_before"]), (int(v) for v in attrs["pad_after"])))
     return np.pad(x, pads, mode="constant", constant_values=int(attrs["pad_value"]))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 PAD: inputs ``x``, ``padding`` (CONST_SHAPE ``[rank * 2]``, interleaved: dim 0 before,
+    dim 0 after, dim 1 before, ...) and ``pad_const`` (CONST [1] of the input type)."""
+    x = t.tensor(op.inputs[0])
+    padding = [int(v) for b, a in zip(op.attrs["pad_before"], op.attrs["pad_after"]) for v in (b, a)]
+    value = t.const(np.array([int(op.attrs["pad_value"])]), x.dtype)
+    t.emit("PAD", [t.input(op, 0), t.shape(padding), value], [t.output(op)], t.attr("Pad"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, n_inputs, need, reduced_shape
+from .._checks import TType, check_arrays, n_inputs, need, no_macs, reduced_shape
 
 OP = "REDUCE_MAX"
 
@@ -24,3 +24,14 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     return np.ascontiguousarray(np.max(inputs[0], axis=int(attrs["axis"]), keepdims=True))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 REDUCE_MAX: input ``x``; attributes ``axis``, ``nan_mode`` PROPAGATE (integers have no NaN)."""
+    t.emit("REDUCE_MAX", [t.input(op, 0)], [t.output(op)],
+           t.attr("ReduceMax", int(op.attrs["axis"]), t.NanPropagationMode.PROPAGATE))

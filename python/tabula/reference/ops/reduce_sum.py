@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, n_inputs, need, reduced_shape, to_int32_exact
+from .._checks import TType, check_arrays, n_inputs, need, no_macs, reduced_shape, to_int32_exact
 
 OP = "REDUCE_SUM"
 
@@ -24,3 +24,13 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     return to_int32_exact(OP, np.sum(inputs[0].astype(np.int64), axis=int(attrs["axis"]), keepdims=True))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 REDUCE_SUM: input ``x`` (int32); attribute ``axis``."""
+    t.emit("REDUCE_SUM", [t.input(op, 0)], [t.output(op)], t.attr("ReduceSum", int(op.attrs["axis"])))

@@ -23,7 +23,7 @@ import numpy as np
 from tabula import dtypes
 from tabula.qmath import apply_scale_16_round_half_up, apply_scale_32_round_half_up
 
-from .._checks import TType, check_arrays, check_int48, check_zero_point, n_inputs, need
+from .._checks import TType, check_arrays, check_int48, check_zero_point, n_inputs, need, no_macs
 
 OP = "RESCALE"
 
@@ -72,3 +72,26 @@ def run(inputs: list[np.ndarray], attrs: dict, strict: bool = True) -> np.ndarra
     apply_scale = apply_scale_32_round_half_up if scale32 else apply_scale_16_round_half_up
     lo, hi = dtypes.range_of(out.dtype)
     return np.clip(apply_scale(v, m, s) + ozp, lo, hi).astype(dtypes.get(out.dtype).np)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op, x: str | None = None, out: str | None = None) -> None:
+    """TOSA 1.0 RESCALE: inputs ``x``, ``multiplier`` (CONST int32 [C or 1]; int16 when ``scale32`` is
+    false), ``shift`` (CONST int8), ``input_zp`` (CONST [1] of the input type), ``output_zp`` (CONST [1]
+    of the output type); attributes ``scale32``, ``rounding_mode`` SINGLE_ROUND (tabula never
+    double-rounds), ``per_channel`` = more than one multiplier, signed input and output.  ``x`` / ``out``
+    name other TOSA tensors of the same dtypes to read and write (a mapping that reshapes around it:
+    FULLY_CONNECTED)."""
+    a = op.attrs
+    xt, yt = t.tensor(op.inputs[0]), t.tensor(op.outputs[0])
+    scale32 = bool(a.get("scale32", True))
+    m = np.atleast_1d(np.asarray(a["multiplier"], dtype=np.int64))
+    sh = np.atleast_1d(np.asarray(a["shift"], dtype=np.int64))
+    operands = [x or t.input(op, 0), t.const(m, "int32" if scale32 else "int16"), t.const(sh, "int8"),
+                t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("output_zp", 0), yt.dtype)]
+    t.emit("RESCALE", operands, [out or t.output(op)],
+           t.attr("Rescale", scale32, t.RoundingMode.SINGLE_ROUND, bool(m.size > 1), False, False))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "RESHAPE"
 
@@ -20,3 +20,14 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     out = check_arrays(contract, inputs, attrs)
     return np.ascontiguousarray(inputs[0]).reshape(out.shape)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 RESHAPE: inputs ``x`` and ``shape`` (CONST_SHAPE)."""
+    out = t.tensor(op.outputs[0])
+    t.reshape(t.input(op, 0), out.shape, out.dtype, out=t.output(op))

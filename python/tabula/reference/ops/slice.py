@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "SLICE"
 
@@ -26,3 +26,13 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     start, size = [int(v) for v in attrs["start"]], [int(v) for v in attrs["size"]]
     return np.ascontiguousarray(inputs[0][tuple(slice(b, b + n) for b, n in zip(start, size))])
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 SLICE: inputs ``x``, ``start`` and ``size`` (CONST_SHAPE, one entry per dim)."""
+    t.emit("SLICE", [t.input(op, 0), t.shape(op.attrs["start"]), t.shape(op.attrs["size"])], [t.output(op)], t.attr("Slice"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, broadcast_int32, check_arrays, to_int32_exact
+from .._checks import TType, broadcast_int32, check_arrays, no_macs, to_int32_exact
 
 OP = "SUB"
 
@@ -20,3 +20,13 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     a, b = inputs
     return to_int32_exact(OP, a.astype(np.int64) - b.astype(np.int64))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 SUB: inputs ``a``, ``b`` (int32, broadcasting) -> int32."""
+    t.emit("SUB", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Sub"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from tabula.qmath import table_interpolate_int16
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "TABLE"
 
@@ -44,3 +44,13 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
         need(False, OP, f"int16 TABLE slope table[{i + 1}] - table[{i}] = {int(slopes[i])} is outside int16 "
              "(TOSA REQUIREs it)")
     return table_interpolate_int16(table, x)
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 TABLE: inputs ``x`` and ``table`` (CONST); int8 -> int8, int16 -> int32."""
+    t.emit("TABLE", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Table"))

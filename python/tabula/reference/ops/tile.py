@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, ints, n_inputs, need
+from .._checks import TType, check_arrays, ints, n_inputs, need, no_macs
 
 OP = "TILE"
 
@@ -25,3 +25,13 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     return np.ascontiguousarray(np.tile(inputs[0], [int(m) for m in attrs["multiples"]]))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 TILE: inputs ``x`` and ``multiples`` (CONST_SHAPE, one entry per dim)."""
+    t.emit("TILE", [t.input(op, 0), t.shape(op.attrs["multiples"])], [t.output(op)], t.attr("Tile"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import TType, check_arrays, n_inputs, need
+from .._checks import TType, check_arrays, n_inputs, need, no_macs
 
 OP = "TRANSPOSE"
 
@@ -24,3 +24,13 @@ def contract(ins: list[TType], attrs: dict) -> TType:
 def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     check_arrays(contract, inputs, attrs)
     return np.ascontiguousarray(np.transpose(inputs[0], [int(p) for p in attrs["perms"]]))
+
+
+macs = no_macs
+#: No accumulator: nothing for :mod:`tabula.lowering.bound_accumulators_pass` to prove.
+bound = None
+
+
+def tosa(t, op) -> None:
+    """TOSA 1.0 TRANSPOSE: input ``x``; attribute ``perms``."""
+    t.emit("TRANSPOSE", [t.input(op, 0)], [t.output(op)], t.attr("Transpose", [int(p) for p in op.attrs["perms"]]))
