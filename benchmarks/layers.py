@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
 import numpy as np  # noqa: E402
 
 from device_kernels import TARGETS, DeviceKernelLib  # noqa: E402
-from tabula import qmath  # noqa: E402
+from tabula import qmath, requant  # noqa: E402
 from tabula.codegen.fusion import folded_bias  # noqa: E402
 from tabula.reference.ops import add, avg_pool2d, clamp, conv2d, depthwise_conv2d, fully_connected  # noqa: E402
 from tabula.reference.ops import max_pool2d, rescale, table  # noqa: E402
@@ -51,7 +51,7 @@ def _requant(rng, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     log2 = int(np.log2(np.abs(acc).max() + 1))
     m, s = rng.integers(2**30, 2**31, cout), rng.integers(log2 + 22, log2 + 24, cout)
     zp = -5
-    block = np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    block = requant.pack(zp, -128, 127, m, s)
     y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in m], "shift": [int(v) for v in s],
                             "scale32": True, "output_dtype": "int8"}, strict=False)
     return block, clamp.run([y], {"min": -128, "max": 127})

@@ -95,10 +95,11 @@ static inline int32_t tabula_asr32(int32_t x, int32_t s)
 /*
  * The requantization epilogue of the accumulator kernels (CONV2D, DEPTHWISE_CONV2D, FULLY_CONNECTED;
  * the block is a tabula_requant, tabula_types.h).  tabula_requant_ok checks a block once per call:
- * output_zp in [zp_lo, zp_hi], lo <= out_min <= out_max <= hi, every multiplier of the out_c channels
- * in [0, m_end) and every shift in [2, 62].  The kernels then read output_zp, out_min, out_max into
- * locals once (zp, lo, hi below: an int8 store may alias the block, so read at every output they would
- * be loaded again after each store) and the channel's multiplier and shift per output.
+ * output_zp in [zp_lo, zp_hi], lo <= out_min <= out_max <= hi, every multiplier of the out_c channels in
+ * [0, m_end) and every shift in [2, 62].
+ * The kernels then read output_zp, out_min, out_max into locals once (zp, lo, hi below: an int8 store
+ * may alias the block, so read at every output they would be loaded again after each store) and the
+ * channel's multiplier and shift per output.
  */
 /* The words of a block (tabula_types.h: TABULA_REQUANT_HEAD fixed fields, then {multiplier, shift} per
  * channel) and channel o's multiplier and shift, read as words TABULA_REQUANT_HEAD + 2 o and + 1 of the
@@ -137,18 +138,8 @@ static inline int tabula_requant_ok(const tabula_requant *rq, int32_t out_c, int
     return 1;
 }
 
-/* The smallest shift of the out_c channels (the Helium epilogue's test; to go: carried in the block). */
-static inline int32_t tabula_requant_shifts_min(const tabula_requant *rq, int32_t out_c)
-{
-    int32_t o, s = 62;
-    for (o = 0; o < out_c; ++o) {
-        s = tabula_requant_s(rq, o) < s ? tabula_requant_s(rq, o) : s;
-    }
-    return s;
-}
-
-/* 1 when every shift of the out_c channels is >= 33 (the usual case): then tabula_requantize32 needs its
- * 32-bit branch only, and the Helium vector epilogue is exact (tabula_mve.h). */
+/* 1 when every shift of the out_c channels is >= 33 (the usual case; the kernels ask once per call):
+ * then tabula_requantize32 needs its 32-bit branch only, and the Helium vector epilogue is exact. */
 static inline int32_t tabula_requant_shifts_ge33(const tabula_requant *rq, int32_t out_c)
 {
     int32_t o;

@@ -49,7 +49,7 @@ static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, i
  * Vectorized requantization of 4 int32 accumulators (lanes) of output channels o .. o+3: lane l
  * becomes clamp(apply_scale_32(acc[l], m, s) + zp, lo, hi) with m, s = channel o + l's scale and zp, lo,
  * hi = its output_zp, out_min, out_max, bit-exact with tabula_requantize32 for every shift s >= 33
- * (callers check that once per call, tabula_requant_shifts_ge33, and use tabula_store_acc32
+ * (callers ask once per call, tabula_requant_shifts_ge33, and use tabula_store_acc32
  * otherwise: s == 32 would need VRMULH, (p + 2^31) >> 32, and a per-lane select, six more
  * instructions per block for a shift real layers do not have).  Proof, with p = acc * m (|p| < 2^62)
  * and floor((floor(y) + k) / d) == floor((y + k) / d) for integers k, d > 0:

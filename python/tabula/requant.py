@@ -33,8 +33,8 @@ class Requant(NamedTuple):
 def pack(output_zp: int, out_min: int, out_max: int, multiplier, shift) -> np.ndarray:
     """The int32 words of a ``tabula_requant`` with one channel per entry of ``multiplier`` / ``shift``
     (equal lengths; a scalar is one channel): the fixed fields in their C order, then per channel its
-    ``tabula_channel_scale`` fields.  No range is checked here (the kernels refuse a block outside
-    their contract with TABULA_ERR_ARG, and the tests rely on building such blocks)."""
+    ``tabula_channel_scale`` fields.  No range is checked here (the kernels refuse a block outside their contract with TABULA_ERR_ARG, and
+    the tests rely on building such blocks)."""
     m = np.atleast_1d(np.asarray(multiplier, np.int64)).reshape(-1)
     s = np.atleast_1d(np.asarray(shift, np.int64)).reshape(-1)
     if m.size != s.size:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from device_kernels import TARGETS
-from tabula import qmath
+from tabula import qmath, requant
 from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connected, rescale
 
 pytestmark = [pytest.mark.arm, pytest.mark.qemu]
@@ -35,15 +35,11 @@ def _requant_block(rng, cout: int, acc: np.ndarray, edges: bool = False) -> np.n
             m[o], s[o] = mv, sv
         zp = int(rng.choice([-128, 127]))
         lo, hi = (zp, 127) if zp < 0 else (-100, zp)
-    return np.array([zp, lo, hi] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    return requant.pack(zp, lo, hi, m, s)
 
 
 def _requantized(acc: np.ndarray, block: np.ndarray) -> np.ndarray:
-    zp, lo, hi = (int(v) for v in block[:3])
-    y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in block[3::2]],
-                            "shift": [int(v) for v in block[4::2]], "scale32": True, "output_dtype": "int8"},
-                    strict=False)
-    return clamp.run([y], {"min": lo, "max": hi})
+    return requant.reference(acc, block)
 
 
 def _int8(rng, shape) -> np.ndarray:
@@ -205,7 +201,7 @@ def _ties_block(rng, cout: int, acc: np.ndarray) -> np.ndarray:
     for o in range(0, cout, 5):
         m[o], s[o] = [(0, 33), (1, 33), (2**31 - 1, 33), (2**31 - 1, 62)][(o // 5) % 4]
     zp = int(rng.choice([-128, 127, 5]))
-    return np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    return requant.pack(zp, -128, 127, m, s)
 
 
 def _run_folded(dev, rng, cases, make, call, ref):
@@ -264,7 +260,7 @@ def test_vector_requant_ties_and_extremes_on_device(device_lib, target):
     s = np.concatenate([np.repeat([33, 34, 35, 36], 12), [33] * (cout - 48)])
     m[48:52], s[48:52] = 2**31 - 1, [33, 33, 62, 62]
     m[52], m[53] = 0, 1
-    block = np.array([-5, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    block = requant.pack(-5, -128, 127, m, s)
     x, w = np.zeros((1, 32), np.int8), np.ones((cout, 32), np.int8)
     got = device_lib(target).fully_connected(x, w, acc.astype(np.int32), input_zp=0, weight_zp=0, requant=block)
     np.testing.assert_array_equal(got, _requantized(acc.astype(np.int32)[None, :], block))

@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 from device_kernels import DeviceKernelLib
+from tabula import requant
 from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connected, rescale
 
 pytestmark = [pytest.mark.arm, pytest.mark.qemu]
@@ -61,15 +62,11 @@ def _requant_block(rng, acc: np.ndarray) -> np.ndarray:
     for o, (mv, sv) in zip(range(cout), [(2**31 - 1, 62), (2**30, 2), (2**31 - 1, 32)]):
         m[o], s[o] = mv, sv
     zp = int(rng.integers(-128, 128))
-    return np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    return requant.pack(zp, -128, 127, m, s)
 
 
 def _requantized(acc: np.ndarray, block: np.ndarray) -> np.ndarray:
-    zp, lo, hi = (int(v) for v in block[:3])
-    y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in block[3::2]],
-                            "shift": [int(v) for v in block[4::2]], "scale32": True, "output_dtype": "int8"},
-                    strict=False)
-    return clamp.run([y], {"min": lo, "max": hi})
+    return requant.reference(acc, block)
 
 
 def _int8(rng, shape, edges: bool) -> np.ndarray:
@@ -207,7 +204,7 @@ def _block16(rng, acc: np.ndarray) -> np.ndarray:
     log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
     m = rng.integers(2**14, 2**15, acc.shape[-1])
     s = rng.integers(log2 - 2, log2 + 2, acc.shape[-1]).clip(2, 62)
-    return np.array([0, -32768, 32767] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    return requant.pack(0, -32768, 32767, m, s)
 
 
 @pytest.mark.parametrize("target", ["m4"])
@@ -256,10 +253,7 @@ def test_dsp_path_int16_equals_reference(dsp_lib, rng, target):
 
 
 def _requantized16(acc: np.ndarray, block: np.ndarray) -> np.ndarray:
-    y = rescale.run([acc], {"input_zp": 0, "output_zp": 0, "multiplier": [int(v) for v in block[3::2]],
-                            "shift": [int(v) for v in block[4::2]], "scale32": False, "output_dtype": "int16"},
-                    strict=False)
-    return clamp.run([y], {"min": int(block[1]), "max": int(block[2])})
+    return requant.reference(acc, block, wide=True)
 
 
 def test_dsp_paths_wrap_like_the_portable_path(dsp_lib, rng):
@@ -276,17 +270,17 @@ def test_dsp_paths_wrap_like_the_portable_path(dsp_lib, rng):
 
     w_conv, w_dw, w_fc = weights((6, 3, 3, 12), 0), weights((3, 3, 12, 1), 2), weights((6, 192), 0)
     bias = np.full(12, 2**31 - 1000, np.int32)
-    rq = np.array([3, -128, 127] + [2**30 + 12345, 40] * 12, np.int32)
+    rq = requant.pack(3, -128, 127, [2**30 + 12345] * 12, [40] * 12)
     outs = {}
     for target in ("m4", "m4-portable"):
         dev = dsp_lib(target)
         with dev.batch():
             conv = [dev.conv2d(x, w_conv, bias[:6], pad=[1, 1, 1, 1], stride=[1, 1], dilation=[1, 1], input_zp=127,
-                               weight_zp=0, requant=r) for r in (None, rq[:3 + 12])]
+                               weight_zp=0, requant=r) for r in (None, requant.pack(3, -128, 127, [2**30 + 12345] * 6, [40] * 6))]
             dw = [dev.depthwise_conv2d(x, w_dw, bias, pad=[1, 1, 1, 1], stride=[1, 1], dilation=[1, 1], input_zp=127,
                                        weight_zp=0, requant=r) for r in (None, rq)]
             fc = [dev.fully_connected(x.reshape(1, 192), w_fc, bias[:6], input_zp=127, weight_zp=0, requant=r)
-                  for r in (None, rq[:3 + 12])]
+                  for r in (None, requant.pack(3, -128, 127, [2**30 + 12345] * 6, [40] * 6))]
         outs[target] = conv + dw + fc
     for k, (a, b) in enumerate(zip(outs["m4"], outs["m4-portable"])):
         np.testing.assert_array_equal(a, b, err_msg=f"output {k}")

@@ -116,7 +116,7 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
 #if TABULA_HAVE_MVE
     if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];
-        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33;
+        const int vec_rq = requant != 0 && tabula_requant_shifts_ge33(requant, out_c);
         if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
             && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
             /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */

@@ -117,7 +117,7 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
-        rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_min(requant, c * mult) >= 33;
+        rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
         tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }

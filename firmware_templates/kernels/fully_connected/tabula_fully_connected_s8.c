@@ -34,7 +34,7 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && input_zp == 0) { /* codegen's folded bias: a GEMV per row, 4 channels a pass */
         tabula_gemm_s8_mve(n, input, in_c, weight, out_c, bias, requant,
-                           requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33, output);
+                           requant != 0 && tabula_requant_shifts_ge33(requant, out_c), output);
         return TABULA_OK;
     }
 #elif TABULA_HAVE_DSP
