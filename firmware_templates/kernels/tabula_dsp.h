@@ -26,7 +26,7 @@
 #ifndef TABULA_DSP_H
 #define TABULA_DSP_H
 
-#include "tabula_internal.h"
+#include "tabula_requant.h"
 
 #if TABULA_HAVE_DSP
 #include <arm_acle.h>

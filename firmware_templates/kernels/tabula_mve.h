@@ -8,7 +8,7 @@
 #ifndef TABULA_MVE_H
 #define TABULA_MVE_H
 
-#include "tabula_internal.h"
+#include "tabula_requant.h"
 
 #if TABULA_HAVE_MVE
 #include <arm_mve.h>

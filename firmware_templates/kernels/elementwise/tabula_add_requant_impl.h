@@ -20,7 +20,7 @@
 #error "define TABULA_FN and TABULA_T before including tabula_add_requant_impl.h"
 #endif
 
-#include "tabula_internal.h"
+#include "tabula_requant.h"
 
 /* Below this many int8 elements the terms are computed per element (the tables cost 512 evaluations). */
 #ifndef TABULA_ADD_RQ_TABLE_MIN
