@@ -62,6 +62,17 @@ static inline int32_t tabula_mul_elem_s32(int32_t a, int32_t b, int32_t shift)
     return tabula_u32_to_s32((uint32_t)(uint64_t)p);
 }
 
+/* Step idx[0..n) to the next element of an n-d array of the given shape, the last axis fastest (an
+ * odometer: after the last element every index is 0 again), with the caller's loop variable i.  PAD,
+ * TILE and SLICE walk their output so.  (A macro: as a function the three kernels compile differently.) */
+#define TABULA_INDEX_NEXT(i, idx, shape, n)                                                                \
+    for (i = (n) - 1; i >= 0; --i) {                                                                      \
+        if (++(idx)[i] < (shape)[i]) {                                                                    \
+            break;                                                                                        \
+        }                                                                                                 \
+        (idx)[i] = 0;                                                                                     \
+    }
+
 /* floor(x / 2^s) for 0 <= s <= 31 (tabula_asr64's 32-bit twin). */
 static inline int32_t tabula_asr32(int32_t x, int32_t s)
 {

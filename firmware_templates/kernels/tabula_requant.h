@@ -58,17 +58,34 @@ static inline int tabula_requant_ok(const tabula_requant *rq, int32_t out_c, int
     return 1;
 }
 
+/* zp, lo, hi = the block's output_zp, out_min, out_max when there is one (the kernels' locals, read once
+ * per call; left as they are without a block). */
+#define TABULA_REQUANT_READ(rq, zp, lo, hi)                                                               \
+    if (rq) {                                                                                             \
+        zp = (rq)->output_zp; lo = (rq)->out_min; hi = (rq)->out_max;                                     \
+    }
+
 /* 1 when every shift of the out_c channels is >= 33 (the usual case; the kernels ask once per call):
- * then tabula_requantize32 needs its 32-bit branch only, and the Helium vector epilogue is exact. */
+ * then tabula_requantize32 needs its 32-bit branch only, and the Helium vector epilogue is exact.  On
+ * Helium cores a branch-free minimum, elsewhere an early exit: each as its paths had it before this
+ * was one function, so that they compile to the instructions they had. */
 static inline int32_t tabula_requant_shifts_ge33(const tabula_requant *rq, int32_t out_c)
 {
     int32_t o;
+#if TABULA_HAVE_MVE
+    int32_t s = 62;
+    for (o = 0; o < out_c; ++o) {
+        s = tabula_requant_s(rq, o) < s ? tabula_requant_s(rq, o) : s;
+    }
+    return s >= 33;
+#else
     for (o = 0; o < out_c; ++o) {
         if (tabula_requant_s(rq, o) < 33) {
             return 0;
         }
     }
     return 1;
+#endif
 }
 
 /* The requantization of an int32 accumulator: apply_scale_32(acc, m, s) + zp clamped to [lo, hi]

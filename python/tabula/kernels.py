@@ -13,7 +13,7 @@ it this module generates
   :func:`requant_fields`, the word order :mod:`tabula.requant` packs).
 
 There is no other list of kernels: the header, the firmware build (``toolchain/firmware.py``) and the
-host library of the tests (``tests/kernel_lib.py``) all come from here.
+kernel harness of the tests and benchmarks (:mod:`tabula.harness`) all come from here.
 
 A leaf module: the standard library, ctypes, :mod:`tabula.dtypes` and :func:`tabula.boards.repo_root`.
 """

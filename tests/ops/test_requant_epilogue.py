@@ -172,7 +172,7 @@ def test_int32_and_int48_accumulator_ends(kernel_lib, wide):
 @pytest.mark.parametrize("wide", [False, True], ids=["s8", "s16"])
 @pytest.mark.parametrize("bad", ["zp", "lo", "hi", "lo_gt_hi", "m_neg", "m_big", "s_low", "s_high"])
 def test_bad_requant_blocks_are_refused(kernel_lib, wide, bad):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     qlo, qhi = (-32768, 32767) if wide else (-128, 127)
     f = {"output_zp": 0, "out_min": qlo, "out_max": qhi, "multiplier": [1 << 14, 1 << 14], "shift": [20, 20]}

@@ -20,7 +20,7 @@
  * Requantization: the vector epilogue (tabula_requant_row_s8_mve / tabula_requant4_s8_mve) when every
  * shift is >= 33 (always, for real layers), else tabula_store_acc32 per output.
  * -DTABULA_PORTABLE_ONLY=1 forces the portable path.
- * Cost rule (measured with tests/device_kernels.py on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
+ * Cost rule (measured with tabula.harness.device on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
  * instructions Helium / portable): cin 1 -> cout 1: 135,906 / 115,156 (the per-pixel gather and call
  * dominate 9 MACs); cin 1 -> 4: 126,000 / 437,875; cin 2 -> 8: 154,250 / 940,375; cin 16 -> 32
  * (0.32 / ~6.6 per MAC).  So Helium loses only when c == 1 and out_c == 1 (a 1-channel conv, where the
@@ -110,9 +110,7 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
         || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
-    if (requant) {
-        rq_zp = requant->output_zp; rq_lo = requant->out_min; rq_hi = requant->out_max;
-    }
+    TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_MVE
     if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];

@@ -8,17 +8,18 @@
  * tap sum of 256 products |x w| <= 2^22 stays below 2^31). */
 #define TABULA_DW_DSP_TAPS 256
 
-#if !TABULA_DW_WIDE
-/* int8: channels o .. o + 3 of one pixel over its real taps (off: per tap the input and weight byte
- * offsets from xb, wb, at least one tap, ended by an input offset of -1): a[i] += (x - input_zp) w,
- * lanes [c0, c2] and [c1, c3] of the input word (SXTAB16, + kx2 = -input_zp) and of the weight word
- * (SXTB16), SMLABB / SMLATT per channel; 13 instructions per tap (4 MACs) with the loop, in 12
- * registers. */
+/* Channels o .. o + 3 of one pixel over its real taps (off: per tap the input and weight byte offsets
+ * from xb, wb, at least one tap, ended by an input offset of -1), 13 instructions per tap (4 MACs) with
+ * the loop, in 12 registers.  int8: a[i] += (x - input_zp) w, lanes [c0, c2] and [c1, c3] of the input
+ * word (SXTAB16, + kx2 = -input_zp) and of the weight word (SXTB16), SMLABB / SMLATT per channel.
+ * int16: a[i] += x w, the input's natural pairs [x0, x1], [x2, x3] against the weight lanes [w0, w2],
+ * [w1, w3] (SXTB16) by SMLABB, SMLATB, SMLABT, SMLATT; each tap sum is exact in 32 bits (at most 256
+ * products |x w| <= 2^22). */
 static inline void tabula_dw_dsp_quad(const TABULA_DW_T *xb, const int8_t *wb, const int32_t *off, int32_t kx2,
                                       int32_t a[4])
 {
     int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-#if TABULA_USE_ASM
+#if TABULA_USE_ASM && !TABULA_DW_WIDE
     int32_t ox, ow, u, v;
     __asm__ volatile(
         "ldrd    %[ox], %[ow], [%[off]], #8\n\t"
@@ -40,32 +41,7 @@ static inline void tabula_dw_dsp_quad(const TABULA_DW_T *xb, const int8_t *wb, c
           [ow] "=&r"(ow), [u] "=&r"(u), [v] "=&r"(v)
         : [xb] "r"(xb), [wb] "r"(wb), [kx2] "r"(kx2)
         : "memory", "cc");
-#else /* the C twin: the same SMLABB / SMLATT sums */
-    for (; off[0] >= 0; off += 2) {
-        const int32_t x = tabula_dsp_ld4(xb + off[0]), w = tabula_dsp_ld4(wb + off[1]);
-        const int32_t xe = tabula_dsp_even(kx2, x), xo = tabula_dsp_odd(kx2, x);
-        const int32_t we = __sxtb16(w), wo = __sxtb16(tabula_dsp_ror8(w));
-        a0 = __smlabb(xe, we, a0);
-        a2 = __smlatt(xe, we, a2);
-        a1 = __smlabb(xo, wo, a1);
-        a3 = __smlatt(xo, wo, a3);
-    }
-#endif
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
-}
-#else
-/* int16: channels o .. o + 3 of one pixel over its real taps (off as for int8; input offsets in bytes):
- * a[i] += x w, the input's natural pairs [x0, x1], [x2, x3] against the weight lanes [w0, w2], [w1, w3]
- * (SXTB16) by SMLABB, SMLATB, SMLABT, SMLATT; each tap sum is exact in 32 bits (at most 256 products
- * |x w| <= 2^22).  13 instructions per tap (4 MACs) with the loop, in 12 registers. */
-static inline void tabula_dw_dsp_quad(const TABULA_DW_T *xb, const int8_t *wb, const int32_t *off, int32_t kx2,
-                                      int32_t a[4])
-{
-    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-#if TABULA_USE_ASM
+#elif TABULA_USE_ASM
     int32_t ox, ow, u, v, t;
     __asm__ volatile(
         "ldrd    %[ox], %[ow], [%[off]], #8\n\t"
@@ -87,6 +63,16 @@ static inline void tabula_dw_dsp_quad(const TABULA_DW_T *xb, const int8_t *wb, c
           [ow] "=&r"(ow), [u] "=&r"(u), [v] "=&r"(v), [t] "=&r"(t)
         : [xb] "r"(xb), [wb] "r"(wb)
         : "memory", "cc");
+#elif !TABULA_DW_WIDE /* the C twin: the same SMLABB / SMLATT sums */
+    for (; off[0] >= 0; off += 2) {
+        const int32_t x = tabula_dsp_ld4(xb + off[0]), w = tabula_dsp_ld4(wb + off[1]);
+        const int32_t xe = tabula_dsp_even(kx2, x), xo = tabula_dsp_odd(kx2, x);
+        const int32_t we = __sxtb16(w), wo = __sxtb16(tabula_dsp_ror8(w));
+        a0 = __smlabb(xe, we, a0);
+        a2 = __smlatt(xe, we, a2);
+        a1 = __smlabb(xo, wo, a1);
+        a3 = __smlatt(xo, wo, a3);
+    }
 #else /* the C twin: the same SMLAxy sums */
     for (; off[0] >= 0; off += 2) {
         const int8_t *x = (const int8_t *)(const void *)xb + off[0];
@@ -98,13 +84,14 @@ static inline void tabula_dw_dsp_quad(const TABULA_DW_T *xb, const int8_t *wb, c
         a3 = __smlatt(t, wo, a3);
     }
 #endif
+#if TABULA_DW_WIDE
     (void)kx2; /* int16 is symmetric */
+#endif
     a[0] = a0;
     a[1] = a1;
     a[2] = a2;
     a[3] = a3;
 }
-#endif
 
 /* The DSP path (weight_zp 0, multiplier 1, at most TABULA_DW_DSP_TAPS taps; see tabula_dsp.h for the
  * lanes): per output pixel its real taps, listed once as byte offsets from the first real tap (rebuilt
@@ -138,26 +125,7 @@ static void tabula_dw_dsp(const tabula_window *win, const TABULA_DW_T *input, in
                 const TABULA_DW_T *xb;
                 const int8_t *wb;
                 int32_t kx0, kx1;
-                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
-                if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
-                    for (o = 0; o < c; ++o) {
-                        tabula_dw_put(rq, bias ? bias[o] : 0, o, output, pix);
-                    }
-                    continue;
-                }
-                if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {
-                    int32_t ky, kx;
-                    nt = 0;
-                    for (ky = ky0; ky < ky1; ++ky) {
-                        for (kx = kx0; kx < kx1; ++kx, ++nt) {
-                            off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * c * xs;
-                            off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * c;
-                        }
-                    }
-                    off[2 * nt] = -1;
-                    off[2 * nt + 1] = 0;
-                    cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;
-                }
+                TABULA_DW_PIXEL_TAPS(o, c, c * xs, c, 1)
                 xb = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
                 wb = weight + (ky0 * kw + kx0) * c;
                 for (o = 0; o + 4 <= c; o += 4) {

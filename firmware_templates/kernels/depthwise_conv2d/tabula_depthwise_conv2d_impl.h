@@ -87,6 +87,46 @@ static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size
     *hi = b;
 }
 
+/* List the real taps of the pixel's clipped window [ky0, ky1) x [kx0, kx1) (the locals of the Helium and
+ * DSP paths) as offsets from its first tap into off[2 t] (input: ((ky - ky0) dy w + (kx - kx0) dx)
+ * times xstep, the input offset of one tap column) and off[2 t + 1] (weight: times wstep); nt = how
+ * many.  The paths list them once per clipped window: interior pixels share one list.  A macro over the
+ * paths' own locals (xstep as written, unparenthesized), so both compile as they did with their own
+ * copies of these lines. */
+#define TABULA_DW_LIST_TAPS(nt, off, xstep, wstep)                                                         \
+    do {                                                                                                  \
+        int32_t ky, kx;                                                                                   \
+        nt = 0;                                                                                           \
+        for (ky = ky0; ky < ky1; ++ky) {                                                                  \
+            for (kx = kx0; kx < kx1; ++kx, ++nt) {                                                        \
+                off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * xstep;                            \
+                off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * wstep;                                 \
+            }                                                                                             \
+        }                                                                                                 \
+    } while (0)
+
+/* The start of one output pixel on the Helium and DSP paths (their locals: ix0, kx0, kx1, ky0, ky1, the
+ * listed window cy0 .. cx1, nt, off, rq, bias, output, pix): clip the window's columns; a pixel with no
+ * real tap writes every channel as its bias (o < oc) and continues with the next pixel; a window other
+ * than the listed one is listed again (TABULA_DW_LIST_TAPS; term: end the list with an input offset of
+ * -1).  Statements in the pixel loop, not one block: its `continue` is the pixel loop's. */
+#define TABULA_DW_PIXEL_TAPS(o, oc, xstep, wstep, term)                                                     \
+    tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);                                                           \
+    if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */                          \
+        for (o = 0; o < oc; ++o) {                                                                        \
+            tabula_dw_put(rq, bias ? bias[o] : 0, o, output, pix);                                        \
+        }                                                                                                 \
+        continue;                                                                                         \
+    }                                                                                                     \
+    if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {                                           \
+        TABULA_DW_LIST_TAPS(nt, off, xstep, wstep);                                                       \
+        if (term) {                                                                                       \
+            off[2 * nt] = -1;                                                                             \
+            off[2 * nt + 1] = 0;                                                                          \
+        }                                                                                                 \
+        cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;                                                       \
+    }
+
 #include "tabula_depthwise_conv2d_mve.h"
 #include "tabula_depthwise_conv2d_dsp.h"
 

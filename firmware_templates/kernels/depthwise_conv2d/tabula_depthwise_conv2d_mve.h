@@ -100,24 +100,7 @@ static void tabula_dw_mve(const tabula_window *win, int32_t mult, const TABULA_D
                 const TABULA_DW_T *xb;
                 const int8_t *wb;
                 int32_t kx0, kx1;
-                tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);
-                if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */
-                    for (o0 = 0; o0 < oc; ++o0) {
-                        tabula_dw_put(rq, bias ? bias[o0] : 0, o0, output, pix);
-                    }
-                    continue;
-                }
-                if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {
-                    int32_t ky, kx;
-                    nt = 0;
-                    for (ky = ky0; ky < ky1; ++ky) {
-                        for (kx = kx0; kx < kx1; ++kx, ++nt) {
-                            off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * c;
-                            off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * oc;
-                        }
-                    }
-                    cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;
-                }
+                TABULA_DW_PIXEL_TAPS(o0, oc, c, oc, 0)
                 xb = input + ((b * h + iy0 + ky0 * dy) * w + ix0 + kx0 * dx) * c;
                 wb = weight + (ky0 * kw + kx0) * oc;
                 o0 = 0;

@@ -27,9 +27,7 @@ tabula_status tabula_fully_connected_s16(int32_t n, int32_t in_c, int32_t out_c,
         || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
         return TABULA_ERR_ARG;
     }
-    if (requant) {
-        rq_zp = requant->output_zp; rq_lo = requant->out_min; rq_hi = requant->out_max;
-    }
+    TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_DSP
     if (weight_zp == 0 && in_c <= TABULA_DSP_FC_MAX) {
         tabula_dsp_fully_connected_s16(n, in_c, out_c, input, weight, bias, requant, output);

@@ -28,9 +28,7 @@ tabula_status tabula_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c,
         || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
-    if (requant) {
-        rq_zp = requant->output_zp; rq_lo = requant->out_min; rq_hi = requant->out_max;
-    }
+    TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && input_zp == 0) { /* codegen's folded bias: a GEMV per row, 4 channels a pass */
         tabula_gemm_s8_mve(n, input, in_c, weight, out_c, bias, requant,
