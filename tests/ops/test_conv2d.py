@@ -357,7 +357,7 @@ PATH_CASES = [
 # the folded-bias kernel: the cases with symmetric weights, Helium's GEMM (1x1 rows; the assembly loop
 # for rows of a multiple of 16 bytes, the C loop otherwise), 2 tiles of 64 channels, 1x1 with padding;
 # "ties" blocks (every shift >= 33: the vector epilogue) put exact ties and extremes through it
-FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] == "random" else c[12], c[13]) for c in PATH_CASES if c[11] == 0] + [
+FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12], c[13]) for c in PATH_CASES if c[11] == 0] + [
     *[(1, 3, 2, ci, 16 + ci % 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", False) for ci in (1, 15, 16, 17, 48, 80)],
     (1, 4, 4, 64, 67, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0, "random", False),          # 2 tiles of 64 channels
     (1, 5, 5, 7, 4, 1, 1, (1, 0, 0, 1), (2, 1), (1, 1), 127, 0, "edges", False),           # 1x1 with padding, stride
@@ -412,6 +412,8 @@ def test_conv2d_s8_folded_on_every_target(kernels_on, rng, target):
             x, wt, bf, **_target_kws(a), pad_value=a["input_zp"], requant=rq)
         cases += _with_requant(rng, str(case), conv2d.run([x, wt, b], a), call, kind)
     run_kernel_cases(kernels_on(target), cases)
+    ties = [w for label, _, w in cases if "'ties'" in label and label.endswith("requant")]
+    assert sum(int(((w > -128) & (w < 127)).sum()) for w in ties) > 100  # the vector epilogue's outputs vary
 
 
 @pytest.mark.parametrize("target", kernel_targets())
