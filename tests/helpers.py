@@ -134,3 +134,20 @@ def run_kernel_cases(lib, cases):
             bad = np.argwhere(g != want)
             pytest.fail(f"{label}: {len(bad)} of {g.size} differ, first at {tuple(bad[0])}: "
                         f"got {g[tuple(bad[0])]}, reference {want[tuple(bad[0])]}")
+
+
+def load_example(relpath: str, name: str | None = None):
+    """The module at ``ROOT/<relpath>`` (e.g. ``examples/mobilenet/model.py``), loaded by file under a unique
+    name: several examples have a ``model.py``, so ``import model`` after a ``sys.path`` insert returns whichever
+    test ran first."""
+    import importlib.util
+
+    path = ROOT / relpath
+    name = name or "tabula_example_" + "_".join(Path(relpath).with_suffix("").parts[1:])
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -15,7 +15,7 @@ import torch
 pytest.importorskip("onnx", reason="the [onnx] extra is missing: pip install -e '.[onnx]' (bootstrap.sh does)")
 
 import tabula  # noqa: E402
-from helpers import ROOT, scons  # noqa: E402
+from helpers import load_example, scons  # noqa: E402
 from tabula.importers import load_program  # noqa: E402
 
 
@@ -27,8 +27,7 @@ def digits_onnx(digits_dir, tmp_path_factory):
         _onnx2torch()
     except ImportError as e:
         pytest.skip(str(e))
-    sys.path.insert(0, str(ROOT / "examples" / "digits"))
-    from model import DigitsCNN
+    DigitsCNN = load_example("examples/digits/model.py").DigitsCNN
 
     ep = torch.export.load(str(digits_dir / "model.pt2"))
     m = DigitsCNN().eval()
