@@ -1,6 +1,7 @@
 """``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
 
     tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
+                    (--model m.tflite / m.onnx: imported first; several inputs: x0, x1, ... in the .npz)
     tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
@@ -188,13 +189,11 @@ def _cmd_debug(a) -> int:
     from the integer reference; exit 1 when one does."""
     from pathlib import Path
 
-    import numpy as np
-
     import tabula
     from .deploy.debug import debug_firmware, divergence_line, first_divergence
     from .errors import StageError
     from .files import write_json
-    from .stages import _load_npz_x, check_run_options
+    from .stages import _load_npz_inputs, check_inputs, check_run_options
 
     out = Path(a.build)
     how = {}
@@ -218,13 +217,15 @@ def _cmd_debug(a) -> int:
     if not data:
         raise StageError(f"{out} has no build.json naming its test data; give --data")
     program = tabula.load(out)
-    x, _ = _load_npz_x(data, "test data")
+    xs, _ = _load_npz_inputs(data, "test data")
+    check_inputs(program, xs, data)
+    x = xs[0]
     sample = a.sample if a.sample is not None else int(res.get("first_mismatch_sample") or 0)
     if not 0 <= sample < len(x):
         raise StageError(f"--sample {sample} is not a sample of {data} ({len(x)} samples: 0..{len(x) - 1})")
     elf, where = debug_firmware(out)
     ops = json.loads((where / "src" / "ops.json").read_text())["ops"]
-    int_inputs = program.quantize_inputs(x[sample : sample + 1])
+    int_inputs = program.quantize_inputs(*(v[sample : sample + 1] for v in xs))
     d = first_divergence(elf, board.name, program, ops, int_inputs, sample, runner=runner, timeout_s=a.timeout,
                          log_path=out / "debug.log")
     write_json(out / "divergence.json", d)
@@ -388,7 +389,7 @@ def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="build, run on a board (host, qemu, fvp or a real one), "
                                         "check bit-exact and against float, write results.json")
     v.add_argument("--board", required=True)
-    v.add_argument("--model", default="", help=".pt2 (default: the digits example)")
+    v.add_argument("--model", default="", help=".pt2, float .tflite or .onnx (default: the digits example)")
     v.add_argument("--data", default="", help="test inputs .npz (x, optional labels y)")
     v.add_argument("--calib", default="", help="calibration .npz (default: --data)")
     v.add_argument("--name", default="")
@@ -408,7 +409,7 @@ def _add_validate(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tabula", description="PyTorch model -> bare-metal Arm firmware, checked bit-exact")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    q = sub.add_parser("quantize", help="PT2E-quantize a .pt2 and lower it to the integer IR")
+    q = sub.add_parser("quantize", help="PT2E-quantize a model (.pt2, float .tflite, .onnx) and lower it to the integer IR")
     q.add_argument("--model", required=True)
     q.add_argument("--calib", required=True)
     q.add_argument("--scheme", default="int8")

@@ -140,11 +140,11 @@ def _checked(v, i: int, k: int):
 
 def passes() -> list:
     """The FX passes run on the captured float graph before the unsupported-op check and
-    annotation, in order: ``(name, function(gm))``."""
-    from .fold_constants_pass import fold_constants
-    from .remove_identities_pass import remove_identities
+    annotation, in order: ``(name, function(gm))`` -- remove identities, decompose ops, fold constants,
+    ``x * sigmoid(x)`` -> silu, unroll LSTM / GRU (:mod:`._passes`)."""
+    from ._passes import float_passes
 
-    return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
+    return float_passes()
 
 
 def float_graph(model, example_inputs: tuple, scheme: str | None = None) -> "GraphModule":

@@ -21,62 +21,74 @@ __all__ = ["calibration_file", "calibration_data", "float_layers_file", "read_fl
            "analyze_layers", "build_folder_report", "print_warnings", "float_model"]
 
 
-def _example(ep, x: np.ndarray):
+def _inputs(xs) -> list[np.ndarray]:
+    """The model's inputs: one array ``[n, ...]`` per input (a single array: a one-input model)."""
+    return [xs] if isinstance(xs, np.ndarray) else list(xs)
+
+
+def _example(ep, xs):
     import torch
 
     ex = tuple(ep.example_inputs[0]) if getattr(ep, "example_inputs", None) else ()
-    return ex or (torch.from_numpy(x[:1]),)
+    return ex or tuple(torch.from_numpy(x[:1]) for x in _inputs(xs))
 
 
-def float_model(model, x: np.ndarray):
+def float_model(model, xs):
     """The :class:`tabula.report.float_model.FloatModel` of ``model`` (an ExportedProgram), with its own example
-    input or ``x[:1]``."""
+    inputs or the first sample of ``xs`` (an array, or one per model input)."""
     from .float_model import FloatModel
 
-    return FloatModel(model, _example(model, x))
+    return FloatModel(model, _example(model, xs))
 
 
-def calibration_data(program, fm, x: np.ndarray) -> dict:
-    """:func:`tabula.report.layers.calibration_stats` of ``program`` on calibration inputs ``x`` (float,
-    PyTorch layout, ``[n, ...]``; at most CALIBRATION_SAMPLES used) through the float model ``fm``."""
+def calibration_data(program, fm, xs) -> dict:
+    """:func:`tabula.report.layers.calibration_stats` of ``program`` on calibration inputs ``xs`` (float,
+    PyTorch layout, ``[n, ...]``: an array, or one per model input; at most CALIBRATION_SAMPLES used)
+    through the float model ``fm``."""
     from ..progress import iterate
 
     m = L.float_counterparts(program.graph, fm.shapes)
-    x = x[: L.CALIBRATION_SAMPLES]
-    values = iterate(fm.activations([x], {n for n, _ in m.values()}), "calibration statistics", "sample", total=len(x))
+    xs = [x[: L.CALIBRATION_SAMPLES] for x in _inputs(xs)]
+    values = iterate(fm.activations(xs, {n for n, _ in m.values()}), "calibration statistics", "sample",
+                     total=len(xs[0]))
     return L.calibration_stats(program.graph, m, values)
 
 
-def calibration_file(program, model, x: np.ndarray, path) -> dict:
+def calibration_file(program, model, xs, path) -> dict:
     """Write ``calibration.json`` (module docstring) for ``program`` quantized from ``model`` (an
-    ExportedProgram) on calibration inputs ``x``; returns its ``tensors``."""
+    ExportedProgram) on calibration inputs ``xs`` (an array, or one per model input); returns its ``tensors``."""
     from ..files import write_json
 
-    stats = calibration_data(program, float_model(model, x), x)
-    write_json(path, {"samples": int(min(len(x), L.CALIBRATION_SAMPLES)), "tensors": stats})
+    xs = _inputs(xs)
+    stats = calibration_data(program, float_model(model, xs), xs)
+    write_json(path, {"samples": int(min(len(xs[0]), L.CALIBRATION_SAMPLES)), "tensors": stats})
     return stats
 
 
-def analyze_layers(program, fm, x: np.ndarray, limit: int | None = None) -> dict:
-    """``layers.json``'s content for ``program`` on test inputs ``x`` (at most ``limit`` samples, default
-    all) through the float model ``fm``: the per-tensor errors and the weight errors."""
+def analyze_layers(program, fm, xs, limit: int | None = None) -> dict:
+    """``layers.json``'s content for ``program`` on test inputs ``xs`` (an array, or one per model input; at
+    most ``limit`` samples, default all) through the float model ``fm``: the per-tensor errors and the
+    weight errors."""
     from ..progress import iterate
     from .float_model import weight_errors
 
     m = L.float_counterparts(program.graph, fm.shapes)
+    xs = _inputs(xs)
     if limit:
-        x = x[:limit]
-    acts = fm.activations([x], {n for n, _ in m.values()})
-    samples = iterate(((program.quantize_inputs(x[i : i + 1]), a) for i, a in enumerate(acts)),
-                      "per-layer error", "sample", total=len(x))
-    return {"note": f"per-layer SQNR over {len(x)} sample(s) of the test data", "samples": int(len(x)),
+        xs = [x[:limit] for x in xs]
+    n = len(xs[0])
+    acts = fm.activations(xs, {node for node, _ in m.values()})
+    samples = iterate(((program.quantize_inputs(*(x[i : i + 1] for x in xs)), a) for i, a in enumerate(acts)),
+                      "per-layer error", "sample", total=n)
+    return {"note": f"per-layer SQNR over {n} sample(s) of the test data", "samples": int(n),
             "tensors": L.layer_errors(program.graph, m, samples), "weights": weight_errors(program.graph, fm)}
 
 
-def float_layers_file(program, model, x: np.ndarray, path, digest=None) -> int:
+def float_layers_file(program, model, xs, path, digest=None) -> int:
     """Write ``float_layers.npz``: the float model's value of every IR tensor with a float counterpart
     (:func:`tabula.report.layers.float_counterparts`; ``t/<tensor>`` float32 ``[n, ...]`` in the tensor's
-    layout) on the first test inputs ``x`` (at most LAYER_SAMPLES, and LAYER_BYTES of values), with
+    layout) on the first test inputs ``xs`` (an array, or one per model input; at most LAYER_SAMPLES, and
+    LAYER_BYTES of values), with
     ``nodes`` (the JSON of tensor -> node), ``weights`` (the JSON of :func:`weight_errors`) and
     ``data_sha256`` (``digest(samples)``, of the samples kept).  The run stage compares them with the reference's
     intermediates of the same samples (:func:`layers_from_run`).  ``model``: the float ExportedProgram.
@@ -87,12 +99,14 @@ def float_layers_file(program, model, x: np.ndarray, path, digest=None) -> int:
     from ..progress import iterate
     from .float_model import weight_errors
 
-    fm = float_model(model, x)
+    xs = _inputs(xs)
+    fm = float_model(model, xs)
     m = L.float_counterparts(program.graph, fm.shapes)
     per_sample = sum(program.graph.tensors[t].numel * 4 for t in m) or 1
-    n = int(min(len(x), L.LAYER_SAMPLES, max(1, L.LAYER_BYTES // per_sample)))
+    n = int(min(len(xs[0]), L.LAYER_SAMPLES, max(1, L.LAYER_BYTES // per_sample)))
+    xs = [x[:n] for x in xs]
     keep: dict[str, list] = {t: [] for t in m}
-    for values in iterate(fm.activations([x[:n]], {node for node, _ in m.values()}), "float activations", "sample", total=n):
+    for values in iterate(fm.activations(xs, {node for node, _ in m.values()}), "float activations", "sample", total=n):
         for t, (node, transpose) in m.items():
             v = values[node]
             keep[t].append((v.transpose(0, 2, 3, 1) if transpose else v).astype(np.float32))
@@ -100,7 +114,7 @@ def float_layers_file(program, model, x: np.ndarray, path, digest=None) -> int:
     nodes = {t: node for t, (node, _) in m.items()}
     weights = weight_errors(program.graph, fm)
     write_atomic(path, lambda tmp: np.savez(tmp, nodes=np.array(json.dumps(nodes)), weights=np.array(json.dumps(weights)),
-                                            data_sha256=np.array(digest(x[:n]) if digest else ""), n=np.array(n),
+                                            data_sha256=np.array(digest(xs) if digest else ""), n=np.array(n),
                                             **arrays))
     return n
 
