@@ -161,13 +161,14 @@ def float_graph(model, example_inputs: tuple, scheme: str | None = None) -> "Gra
     """
     import torch
 
-    from .annotator import check_supported
     from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
     for _, run_pass in passes():
         run_pass(gm)  # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair
     if scheme is not None:
+        from .annotator import check_supported  # torchao (about 1 s to import): only when checking
+
         check_supported(gm, scheme)
 
     def check_finite(when: str) -> None:
