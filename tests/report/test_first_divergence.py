@@ -70,8 +70,12 @@ def test_the_first_op_that_differs_is_named_with_its_element(broken_build):
     assert re.search(rf"first divergence on sample 0: op 1 TABLE \(tabula_table_s8, model\.py:\d+ node silu\) writing silu "
                      rf"\[1, 8, 8, 8\] int8: element {BROKEN_ELEMENT}", shown)
     # normal builds render what they rendered: no debug entry point in the first build's model.c
+    dbg = out / "debug" / "host" / "digits-debug"
     assert "tabula_model_run_until" not in (out / "src" / "model.c").read_text()
-    assert "tabula_model_run_until" in (out / "debug" / "host" / "digits-debug" / "src" / "model.c").read_text()
+    assert "tabula_model_run_until" in (dbg / "src" / "model.c").read_text()
+    # the debug firmware is built from this build's program (ir=), not quantized again
+    assert json.loads((dbg / "build.json").read_text())["ir"] == str(out.resolve())
+    assert (dbg / "ir.npz").read_bytes() == (out / "ir.npz").read_bytes()
 
 
 @pytest.mark.host
@@ -98,6 +102,11 @@ def test_tabula_debug_on_demand_and_no_bars_in_a_pipe(broken_build):
     d = json.loads((out / "divergence.json").read_text())
     assert (d["sample"], d["op"], d["element"]) == (1, 1, BROKEN_ELEMENT)
     assert "\r" not in p.stdout + p.stderr and "sample/s" not in p.stderr  # a pipe: no progress bar
+    # ir= names a folder without a program: one line, before anything is built
+    p = subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=host", "run=0", "debug=1", f"ir={out / 'src'}",
+                        f"build_dir={out.parent.parent / 'refused'}"], capture_output=True, text=True, env=env, cwd=ROOT,
+                       timeout=600)
+    assert p.returncode != 0 and "ir=" in p.stderr and "no ir.json, ir.npz" in p.stderr and "Traceback" not in p.stderr
 
 
 @pytest.mark.qemu

@@ -94,7 +94,8 @@ def debug_firmware(out_dir) -> tuple[Path, Path]:
     """The debug firmware of build folder ``out_dir``: itself when it was built with ``debug=1`` (its
     ``src/ops.json`` says so), else the same model built with ``debug=1`` by SCons into
     ``<out_dir>/debug/`` (its own build folder and lock; SCons rebuilds only what changed, and the
-    compiler is the build's, ``$TABULA_HOST_CC`` included).  Returns ``(firmware, its build folder)``.
+    compiler is the build's, ``$TABULA_HOST_CC`` included) from this build's IR (``ir=``: the program that
+    diverged, not quantized again).  Returns ``(firmware, its build folder)``.
 
     Raises:
         StageError: no ``build.json`` (not an SCons build folder), or the debug build failed (its first error)."""
@@ -113,6 +114,8 @@ def debug_firmware(out_dir) -> tuple[Path, Path]:
     args = [f"board={how['board']}", f"model={how['model']}", f"calib={how['calib']}", f"data={how['data']}",
             f"name={how['name']}", f"scheme={how.get('scheme', 'int8')}", f"portable={int(bool(how.get('portable')))}",
             "debug=1", "run=0", f"build_dir={(out / 'debug').resolve()}"]
+    if all((out / f).is_file() for f in ("ir.json", "ir.npz", "tables.json", "calibration.json", "quantized_graph.txt")):
+        args.append(f"ir={out.resolve()}")  # this build's program, not quantized again
     with tempfile.TemporaryDirectory(prefix="tabula-debug-") as tmp:
         status_file = Path(tmp) / "status.jsonl"
         env = {**os.environ, status.STATUS_ENV: str(status_file)}
