@@ -31,6 +31,13 @@ def _fmt(v, digits: int = 2) -> str:
     return str(v)
 
 
+def _figure(v) -> str:
+    """A whole-model figure: floats to at most 4 decimals, trailing zeros dropped (36.13, 0.9778)."""
+    if isinstance(v, float) and math.isfinite(v):
+        return f"{v:.4f}".rstrip("0").rstrip(".")
+    return _fmt(v)
+
+
 def _scale(r: dict) -> str:
     s = r.get("scale")
     if s is None:
@@ -156,7 +163,7 @@ def render_html(rep: dict, images: dict[str, bytes] | None = None) -> str:
          f"{', portable kernels' if rep.get('portable') else ''}); {_e(rep.get('data_note') or '')}</p>"]
     h.append("<h2>Model</h2><table>")
     for k, v in m.items():
-        h.append(f"<tr><th>{_e(k)}</th><td class='num'>{_e(_fmt(v, 4) if isinstance(v, float) else _fmt(v))}</td></tr>")
+        h.append(f"<tr><th>{_e(k)}</th><td class='num'>{_e(_figure(v))}</td></tr>")
     h.append("</table>")
     if rep.get("warnings"):
         h.append(f"<h2>Warnings ({len(rep['warnings'])})</h2>")
@@ -235,7 +242,7 @@ def render_markdown(rep: dict) -> str:
     lines = [f"# tabula report: {rep['title']}", "",
              f"board {rep.get('board') or '-'} ({rep.get('cpu') or 'host'}); {rep.get('data_note') or ''}", "",
              "| figure | value |", "|---|---|"]
-    lines += [f"| {k} | {_md_cell(_fmt(v, 4) if isinstance(v, float) else _fmt(v))} |" for k, v in m.items()]
+    lines += [f"| {k} | {_md_cell(_figure(v))} |" for k, v in m.items()]
     lines += ["", f"## Warnings ({len(rep.get('warnings') or [])})", ""]
     lines += [f"- **{w['kind']}**: {_md_cell(w['text'])}" for w in rep.get("warnings") or []] or ["none"]
     if rep.get("first_divergence"):
