@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from html.parser import HTMLParser
 
@@ -16,7 +15,7 @@ import pytest
 import torch
 
 import tabula
-from helpers import ROOT, pty_run
+from helpers import load_example, pty_run
 from tabula.report import sqnr_db
 from tabula.report.analysis import build_report, from_build
 from tabula.report.float_model import FloatModel
@@ -192,10 +191,7 @@ def test_bad_exp_layer_is_found_by_analyze_on_a_terminal(tmp_path):
     """exp calibrated over [-8, 8] in int8: its grid spans under one code where the data lies; tabula analyze
     (run on a terminal: progress bars) finds it as the worst layer, with the codes and SQNR-drop warnings
     naming its source line, and no drop warning for the layer after it."""
-    sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
-    from bad_layer_model import export_bad_exp
-
-    export_bad_exp(tmp_path)
+    load_example("tests/fixtures/bad_layer_model.py").export_bad_exp(tmp_path)
     env = {**os.environ, "TERM": "xterm", "OMP_NUM_THREADS": "1"}
     env.pop("TABULA_QUIET", None)
     code, shown = pty_run([sys.executable, "-m", "tabula.cli", "analyze", "--model", str(tmp_path / "bad_exp.pt2"),
