@@ -242,3 +242,22 @@ def test_a16w8_whose_error_is_its_int8_weights_is_told(tmp_path):
     assert len(w) == 1 and w[0]["op"] == out["index"]
     assert "a16w8 is not better than int8" in w[0]["text"] and f"op {fc_row['index']} FULLY_CONNECTED" in w[0]["text"]
     assert f"weights {fc_row['weight_sqnr_db']:.1f} dB" in w[0]["text"] and "scheme=int8" in w[0]["text"]
+
+
+def test_saturating_grids_and_a_coarse_table_are_named(digits_report, digits_program, digits_dir):
+    """Inputs three times brighter than the calibration's: the grids they saturate (> 1 % of the values
+    outside) are named with the share and the fix; a TABLE whose bound exceeds 1 LSB is named too."""
+    out, _, _, ep, example, _ = digits_report
+    bright = 3.0 * np.load(digits_dir / "calib.npz")["x"][:32]
+    calib = calibration_data(digits_program, FloatModel(ep, example), bright)
+    tables = json.loads((out / "tables.json").read_text())["tables"]
+    tanh = next(t for t in tables if t["output"] == "tanh")
+    tanh["max_lsb"] = 1.6
+    rep = build_report(digits_program, calibration=calib, tables=tables)
+    clipped = [w for w in rep["warnings"] if w["kind"] == "clipped"]
+    assert clipped and {w["tensor"] for w in clipped} <= {t for t, c in calib.items() if c["clipped"] > 0.01}
+    first = min(clipped, key=lambda w: w["op"])
+    assert first["tensor"] == "conv2d" and "model.py:26" in first["text"] and "observer='minmax'" in first["text"]
+    assert f"{calib['conv2d']['clipped']:.1%}" in first["text"]
+    table = [w for w in rep["warnings"] if w["kind"] == "table"]
+    assert len(table) == 1 and table[0]["tensor"] == "tanh" and "1.60 output LSB" in table[0]["text"]
