@@ -8,7 +8,7 @@ if TYPE_CHECKING:
 
 from ..errors import QuantizationError  # noqa: E402
 
-__all__ = ["quantize", "capture", "passes", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
+__all__ = ["quantize", "capture", "passes", "float_graph", "quantize_graph", "SCHEMES", "SCHEME_NAMES", "TabulaQuantizer", "check_supported"]
 
 from .schemes import SCHEME_NAMES  # noqa: E402  (no torch: SConstruct checks scheme= with it)
 
@@ -160,39 +160,13 @@ def _to_eval(gm) -> None:
         move_exported_model_to_eval(gm)
 
 
-def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None,
-             observer: str = "auto") -> "GraphModule":
-    """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
-
-    Args:
-        model: ``nn.Module``, ``ExportedProgram`` or captured ``GraphModule`` (float32, NCHW images).
-        example_inputs: tuple of example float tensors (shapes fix the graph; batch 1 typical).
-        calibration: a float tensor or numpy array ``[n, ...]`` run one sample at a time with the
-            example's batch size 1, or an iterable of input tuples.
-        scheme: ``"int8"`` or ``"a16w8"`` (int16 activations, int8 weights).
-        table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
-            image of every input code) or ``"observed"`` (calibrated).
-        observer: how calibrated activation grids are chosen: ``"auto"`` (default; the observed
-            min/max when ``calibration`` has fewer than 100 inputs, else HistogramObserver's
-            L2-optimal grid), ``"minmax"`` or ``"histogram"``
-            (:data:`tabula.quantizer.annotator.OBSERVERS`).
-    Returns:
-        The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
-        Identity-like ops are gone and constant-only subgraphs are folded into constants
-        (:func:`passes`, run before anything else).
-    Raises:
-        UnsupportedOpError: listing every unsupported op, before any calibration runs.
-        ValueError: NaN/Inf in the weights, or an unknown scheme.
-        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, is one
-            constant value (every range would collapse), has another shape per sample than the
-            example inputs (naming the expected one), or whose grids the integer program cannot hold
-            (:func:`tabula.quantizer.grids.check_grids`: beyond float32, or a rescale no 32-bit
-            multiplier holds; naming each calibration input's range).
-    """
+def float_graph(model, example_inputs: tuple, scheme: str | None = "int8") -> "GraphModule":
+    """The float graph PT2E annotates: ``model`` captured (:func:`capture`), the :func:`passes` run,
+    every op checked (:func:`tabula.quantizer.annotator.check_supported`, for ``scheme``'s dtype; None:
+    the strictest), NaN/Inf weights refused and every BatchNorm folded.  Raises as :func:`quantize`."""
     import torch
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    from .annotator import FiniteHistogramObserver, TabulaQuantizer, check_supported
+    from .annotator import check_supported
     from .batch_norm import fold_batch_norms
 
     gm = capture(model, example_inputs)
@@ -208,7 +182,19 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     check_finite("")
     fold_batch_norms(gm)  # before prepare_pt2e: the folded weights are what get observed and quantized
     check_finite(" after folding BatchNorm into it (a running_var + eps of 0?)")
-    prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output, observer=observer))
+    return gm
+
+
+def quantize_graph(gm, quantizer, example_inputs: tuple, calibration) -> "GraphModule":
+    """PT2E on a :func:`float_graph`: ``prepare_pt2e(gm, quantizer)``, one forward per calibration
+    sample (checked as :func:`_batches` does), ``convert_pt2e``, then :func:`tabula.quantizer.grids.check_grids`.
+    ``gm`` itself is annotated and rewritten (pass a copy to keep it).  Raises as :func:`quantize`."""
+    import torch
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    from .annotator import FiniteHistogramObserver
+
+    prepared = prepare_pt2e(gm, quantizer)
     _to_eval(prepared)
     n = 0
     ranges: dict[int, tuple[float, float]] = {}
@@ -233,3 +219,67 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
 
     check_grids(converted, ranges)  # grids the integer program cannot hold: refused here, naming the input
     return converted
+
+
+def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", table_output: str | None = None,
+             observer: str = "auto", precision: dict | None = None, target_sqnr: float | None = None,
+             budget: float | None = None, board: str | None = None, report=None) -> "GraphModule":
+    """Quantize ``model`` with PT2E (prepare, calibrate, convert) under tabula's rules.
+
+    Args:
+        model: ``nn.Module``, ``ExportedProgram`` or captured ``GraphModule`` (float32, NCHW images).
+        example_inputs: tuple of example float tensors (shapes fix the graph; batch 1 typical).
+        calibration: a float tensor or numpy array ``[n, ...]`` run one sample at a time with the
+            example's batch size 1, or an iterable of input tuples.
+        scheme: ``"int8"``, ``"a16w8"`` (int16 activations, int8 weights) or ``"mixed"`` (int8 or int16
+            activations per layer, :mod:`tabula.quantizer.mixed`: the fewest, cheapest int16 layers that
+            meet ``target_sqnr`` or fit ``budget``, measured on ``calibration``).
+        table_output: how table ops' own output qparams are chosen: ``"exact"`` (default; from the
+            image of every input code) or ``"observed"`` (calibrated).
+        observer: how calibrated activation grids are chosen: ``"auto"`` (default; the observed
+            min/max when ``calibration`` has fewer than 100 inputs, else HistogramObserver's
+            L2-optimal grid), ``"minmax"`` or ``"histogram"``
+            (:data:`tabula.quantizer.annotator.OBSERVERS`).
+        precision: per-layer overrides, ``{"classifier": "a16w8", "features.0": "int8"}`` (module paths
+            or layer node names -> ``"int8"`` / ``"a16w8"``; :func:`tabula.quantizer.precision.resolve_overrides`).
+            With ``scheme="mixed"`` the search keeps them; with ``"int8"`` / ``"a16w8"`` they override
+            that scheme's layers.
+        target_sqnr: ``scheme="mixed"``: the output SQNR (dB vs the float model, on the calibration
+            data) to reach; ``budget``: the instruction budget per inference (cost model of ``board``,
+            default Cortex-M55 Helium) to stay within.  Neither: the default target of
+            :func:`tabula.quantizer.mixed.choose`.
+        report: ``scheme="mixed"``: a callable given the :class:`tabula.quantizer.mixed.Choice` (its
+            per-layer table); the choice is also in the returned graph's ``meta["tabula_precision"]``.
+    Returns:
+        The converted PT2E ``GraphModule`` with ``quantize_per_tensor``/``dequantize_*`` nodes.
+        Identity-like ops are gone and constant-only subgraphs are folded into constants
+        (:func:`passes`, run before anything else).
+    Raises:
+        UnsupportedOpError: listing every unsupported op, before any calibration runs.
+        ValueError: NaN/Inf in the weights, an unknown scheme, or a ``precision`` key that names no layer.
+        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, is one
+            constant value (every range would collapse), has another shape per sample than the
+            example inputs (naming the expected one), or whose grids the integer program cannot hold
+            (:func:`tabula.quantizer.grids.check_grids`: beyond float32, or a rescale no 32-bit
+            multiplier holds; naming each calibration input's range).
+    """
+    from .annotator import SCHEMES, TabulaQuantizer
+    from .schemes import MIXED
+
+    if scheme not in SCHEMES and scheme != MIXED:
+        raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEME_NAMES)}")
+    if scheme != MIXED and (target_sqnr is not None or budget is not None):
+        raise ValueError("target_sqnr and budget choose the precision per layer: give them with scheme='mixed'")
+    if scheme == MIXED:
+        from .mixed import quantize_mixed
+
+        return quantize_mixed(model, example_inputs, calibration, table_output=table_output, observer=observer,
+                              precision=precision, target_sqnr=target_sqnr, budget=budget, board=board, report=report)
+    gm = float_graph(model, example_inputs, scheme)
+    choice = None
+    if precision:
+        from .precision import layers, resolve_overrides
+
+        choice = resolve_overrides(layers(gm), precision)
+    return quantize_graph(gm, TabulaQuantizer(scheme, table_output, observer=observer, precision=choice),
+                          example_inputs, calibration)
