@@ -26,99 +26,17 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import asdict, dataclass, field
 
+from .choice import Choice, LayerChoice
 from .precision import PRECISIONS, PrecisionMap, layers, resolve_overrides
 
-__all__ = ["MAX_SAMPLES", "DEFAULT_MARGIN_DB", "LayerChoice", "Choice", "choose", "quantize_mixed"]
+__all__ = ["MAX_SAMPLES", "DEFAULT_MARGIN_DB", "Choice", "LayerChoice", "choose", "quantize_mixed"]
 
 #: At most this many calibration samples are simulated per configuration (the first ones, in order).
 MAX_SAMPLES = 128
 
 #: The default target: the better of int8 and a16w8 on the calibration data, less this (dB).
 DEFAULT_MARGIN_DB = 0.5
-
-
-@dataclass
-class LayerChoice:
-    """One layer's decision.  ``scheme``: ``"int8"`` or ``"a16w8"``; ``forced``: set by the user;
-    ``cost_int8`` / ``cost_a16w8``: estimated instructions of the ops on this layer's dtype and of its
-    consumers with everything else as chosen, this layer int8 / int16; ``gain_db``: what the output SQNR
-    (simulated, calibration data) loses when this layer is put back to int8 (chosen layers) or would gain
-    from it alone (others, estimated); ``sqnr_int8_db`` / ``sqnr_int16_db`` / ``sqnr_weights_db``: the
-    output SQNR with only this layer's activations in int8 / int16, or only its weights int8
-    (everything else float)."""
-
-    name: str
-    label: str
-    op: str
-    scheme: str
-    forced: bool
-    cost_int8: float
-    cost_a16w8: float
-    gain_db: float | None
-    sqnr_int8_db: float
-    sqnr_int16_db: float
-    sqnr_weights_db: float | None
-
-
-@dataclass
-class Choice:
-    """The mixed scheme's decision and its figures (simulated on ``samples`` calibration inputs;
-    instructions from the cost model of ``board``)."""
-
-    board: str
-    samples: int
-    target_sqnr: float | None
-    budget: float | None
-    sqnr_int8: float
-    sqnr_a16w8: float
-    sqnr_weights: float
-    sqnr_mixed: float
-    instructions_int8: float
-    instructions_a16w8: float
-    instructions_mixed: float
-    layers: list[LayerChoice] = field(default_factory=list)
-    met: bool = True
-
-    @property
-    def precision(self) -> dict[str, str]:
-        """Layer name -> scheme: what :class:`~tabula.quantizer.precision.PrecisionMap` takes."""
-        return {lay.name: lay.scheme for lay in self.layers}
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict) -> "Choice":
-        d = dict(d)
-        d["layers"] = [LayerChoice(**lay) for lay in d.get("layers", [])]
-        return cls(**d)
-
-    def table(self) -> str:
-        """The per-layer report: scheme, estimated cost, gain and sensitivities, then the totals."""
-        def db(v):
-            return "   -" if v is None else ("  inf" if v == math.inf else f"{v:5.1f}")
-
-        goal = (f"target {self.target_sqnr:.1f} dB" if self.target_sqnr is not None else "") + \
-            (f"{', ' if self.target_sqnr is not None else ''}budget {self.budget:,.0f} instructions" if self.budget else "")
-        lines = [f"mixed precision ({goal}; {self.samples} calibration samples, cost model {self.board}):",
-                 f"  {'layer':34s} {'op':14s} {'scheme':7s} {'instr int8':>11s} {'int16':>11s} {'gain dB':>7s}"
-                 f"  alone: {'int8':>5s} {'int16':>5s} {'weights':>7s}"]
-        for lay in self.layers:
-            tag = lay.scheme + ("*" if lay.forced else "")
-            lines.append(f"  {lay.label[:34]:34s} {lay.op.replace('aten.', '')[:14]:14s} {tag:7s} {lay.cost_int8:11,.0f} "
-                         f"{lay.cost_a16w8:11,.0f} {db(lay.gain_db):>7s}        {db(lay.sqnr_int8_db)} {db(lay.sqnr_int16_db)} "
-                         f"{db(lay.sqnr_weights_db):>7s}")
-        n16 = sum(lay.scheme == "a16w8" for lay in self.layers)
-        lines.append(f"  int16 layers {n16} of {len(self.layers)}; output SQNR (simulated) int8 {self.sqnr_int8:.1f}, "
-                     f"a16w8 {self.sqnr_a16w8:.1f}, mixed {self.sqnr_mixed:.1f} dB (weights alone {self.sqnr_weights:.1f}); "
-                     f"instructions (estimated) int8 {self.instructions_int8:,.0f}, a16w8 {self.instructions_a16w8:,.0f}, "
-                     f"mixed {self.instructions_mixed:,.0f} ({self.instructions_mixed / max(self.instructions_int8, 1):.2f}x int8)"
-                     + ("" if self.met else "; the target is NOT met within the budget"))
-        lines.append("  (* = set by precision=; gain: SQNR lost by putting a chosen layer back to int8, or gained by "
-                     "a layer left int8 alone; alone: this layer's activations / weights quantized, the rest float)")
-        return "\n".join(lines)
 
 
 def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | None = None,
