@@ -38,6 +38,9 @@ MAX_SAMPLES = 128
 #: The default target: the better of int8 and a16w8 on the calibration data, less this (dB).
 DEFAULT_MARGIN_DB = 0.5
 
+#: Each greedy step simulates this many of the best-ranked candidates in the mix.
+TRIALS_PER_STEP = 3
+
 
 def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | None = None,
            budget: float | None = None, board: str = "corstone300") -> Choice:
@@ -65,7 +68,7 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
             alone[lay.name] = (math.inf, math.inf, None)
             continue
         a8, a16 = sim.noise({lay.name: "int8"}, ()), sim.noise({lay.name: "a16w8"}, ())
-        w = [n for n in lay.nodes if n in sim._weights]
+        w = [n for n in lay.nodes if n in sim.weighted]
         nw = sim.sqnr(sim.noise({}, w)) if w else None
         alone[lay.name] = (a8, a16, nw)
     if target_sqnr is None and budget is None:
@@ -73,47 +76,42 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
     chosen = {n: forced.get(n, "int8") for n in names}
     free = [n for n in names if n not in forced and n in grids and alone[n][0] > alone[n][1]]
 
-    def noise_of(p):
-        return sim.noise(p)
-
     def total(p):
         return cost(p)[0]
 
     def meets(noise) -> bool:
         return target_sqnr is None or sim.sqnr(noise) >= target_sqnr
 
-    current = noise_of(chosen)
-    predicted = current
+    current = sim.noise(chosen)
+    # greedy: rank the candidates by their noise alone removed per instruction added, simulate the
+    # best few in the mix and take the one that really removes most noise per instruction
     while free and not (target_sqnr is not None and meets(current)):
         base = total(chosen)
-        best, best_ratio, best_cost = None, -1.0, 0.0
+        ranked = []
         for n in free:
-            gain = alone[n][0] - alone[n][1]
             trial = dict(chosen, **{n: "a16w8"})
             extra = total(trial) - base
             if budget is not None and base + extra > budget:
                 continue
-            ratio = gain / max(extra, 1.0)
-            if ratio > best_ratio:
-                best, best_ratio, best_cost = n, ratio, extra
+            ranked.append(((alone[n][0] - alone[n][1]) / max(extra, 1.0), n, trial, extra))
+        ranked.sort(key=lambda t: -t[0])
+        best = None
+        for _, n, trial, extra in ranked[:TRIALS_PER_STEP]:
+            removed = current - sim.noise(trial)
+            if removed > 0 and (best is None or removed / max(extra, 1.0) > best[0]):
+                best = (removed / max(extra, 1.0), n, trial)
         if best is None:
             break
-        chosen[best] = "a16w8"
-        free.remove(best)
-        predicted -= alone[best][0] - alone[best][1]
-        # the estimate says the target is met (or the budget is used up): check on the whole mix
-        if target_sqnr is None or meets(max(predicted, 0.0)) or not free:
-            current = noise_of(chosen)
-            predicted = current
-    current = noise_of(chosen)
+        _, n, chosen = best
+        free.remove(n)
+        current = sim.noise(chosen)
     # drop what the target does not need, the one saving most instructions first, until none can go
     while target_sqnr is not None and meets(current):
         picked = [n for n in names if chosen[n] == "a16w8" and n not in forced]
         for n in sorted(picked, key=lambda n: -(total(chosen) - total(dict(chosen, **{n: "int8"})))):
             trial = dict(chosen, **{n: "int8"})
-            t_noise = noise_of(trial)
-            if meets(t_noise):
-                chosen, current = trial, t_noise
+            if meets(sim.noise(trial)):
+                chosen, current = trial, sim.noise(trial)
                 break
         else:
             break
@@ -130,7 +128,7 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
         if n not in grids:
             gain = None
         elif chosen[n] == "a16w8":
-            gain = s_mixed - sim.sqnr(noise_of(flip))
+            gain = s_mixed - sim.sqnr(sim.noise(flip))
         else:
             rest = current - (a8 - a16)
             gain = sim.sqnr(rest) - s_mixed if rest > 0 else math.inf

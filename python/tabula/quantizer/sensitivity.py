@@ -34,7 +34,16 @@ from .. import rules
 from ..fx import is_dequantize, is_dequantize_per_channel, is_quantize
 from .precision import layer_of
 
-__all__ = ["Simulator"]
+__all__ = ["Simulator", "fake_quantize"]
+
+
+def fake_quantize(x: torch.Tensor, scale: float, zero_point: int, qmin: int, qmax: int) -> torch.Tensor:
+    """``dequantize(quantize(x))`` on one grid, with the arithmetic of PT2E's ``quantize_per_tensor`` /
+    ``dequantize_per_tensor`` (``quantized_decomposed``: ``round(x * (1 / scale))`` half to even, + zero
+    point, clamp; then ``(q - zero_point) * scale``), in float: the same values, and basic ops that
+    ``torch.func.vmap`` batches."""
+    q = torch.clamp(torch.round(x * (1.0 / scale)) + zero_point, qmin, qmax)
+    return (q - zero_point) * scale
 
 
 class Simulator:
@@ -85,6 +94,11 @@ class Simulator:
                     return self._owner[u.name]
         return self._owner.get(getattr(src, "name", ""))
 
+    @property
+    def weighted(self) -> set[str]:
+        """The names of the weighted nodes (whose weights :meth:`graph` can keep float)."""
+        return set(self._weights)
+
     def layers_of_grids(self) -> set[str]:
         """The layers that own at least one grid."""
         return {v for v in self._layer_of_q.values() if v is not None}
@@ -121,8 +135,7 @@ class Simulator:
             fq = None
             if mode is not None:
                 with g.inserting_before(n):
-                    fq = g.call_function(torch.fake_quantize_per_tensor_affine,
-                                         (x, float(scale), int(zp), int(qmin), int(qmax)))
+                    fq = g.call_function(fake_quantize, (x, float(scale), int(zp), int(qmin), int(qmax)))
             for dq in list(n.users):
                 dq.replace_all_uses_with(fq if fq is not None else x)
                 g.erase_node(dq)
