@@ -52,8 +52,14 @@ def legalize_softmax(g: Graph) -> tuple[Graph, list[str]]:
         first, end = span
         meta = out.ops[first].attrs["softmax"]
         x, y = out.tensors[meta["input"]], out.tensors[meta["output"]]
+        if meta.get("masked"):
+            kept.append(f"{out.ops[first].source or meta['output']}: softmax keeps its CPU form (an attention mask: "
+                        "the NPU form has no masked rows)")
+            i = end
+            continue
         try:
-            plan = build_softmax_npu_plan(float(x.scale), x.dtype, int(meta["row_len"]), float(y.scale), int(y.zero_point))
+            plan = build_softmax_npu_plan(float(meta.get("input_scale", x.scale)), x.dtype, int(meta["row_len"]),
+                                          float(y.scale), int(y.zero_point))
         except QuantizationError as e:
             kept.append(f"{out.ops[first].source or meta['output']}: softmax keeps its CPU form ({e})")
             i = end

@@ -37,7 +37,13 @@ from ...qmath.softmax import SOFTMAX_INDEX_MIN, SOFTMAX_MAX_ROW, SoftmaxPlan, bu
 from ...qmath.softmax_npu import SoftmaxNpuPlan, exp_digit_tables
 from ._common import device_axis
 
-ATEN = ["aten.softmax", "aten._softmax"]
+ATEN = ["aten.softmax", "aten._softmax", "tabula.softmax"]
+
+#: What a masked position adds to its int32 input code (``x - zp``, at most 2^16 in size): every kept
+#: code of the row exceeds every masked one, so the row's max is a kept code, and the masked
+#: differences saturate the exp index to its minimum -- within each RESCALE's TOSA REQUIRE
+#: (``|d| < 2^22`` for the x 2^7 index).
+MASK_BIAS = -(1 << 20)
 
 
 def unsupported(node, dtype: str | None = None) -> str | None:
@@ -60,7 +66,7 @@ def lower(ctx, node) -> None:
         dt = arg(node, 2, "dtype", None)
         if dt not in (None, torch.float32):
             raise LoweringError(f"{src}: softmax with dtype={dt} is not supported (leave dtype unset)")
-    elif arg(node, 2, "half_to_float", False):
+    elif name == "aten._softmax" and arg(node, 2, "half_to_float", False):
         raise LoweringError(f"{src}: _softmax with half_to_float=True is not supported")
     x = ctx.input(node.args[0], node)
     out = ctx.output(node)
@@ -71,11 +77,29 @@ def lower(ctx, node) -> None:
     if not -rank <= dim < rank:
         raise LoweringError(f"{src}: softmax dim {dim} outside a rank-{rank} tensor")
     axis = device_axis(dim, rank)
+    factor, keep = 1.0, None
+    if name == "tabula.softmax":  # softmax(scale * x) over the kept positions (tabula.quantizer.softmax_op)
+        factor = float(node.args[2])
+        if not factor > 0:
+            raise LoweringError(f"{src}: attention scale {factor} must be > 0")
+        keep_node = arg(node, 3, "keep", None)
+        if keep_node is not None:
+            keep = _keep_mask(ctx, keep_node, node, rank, src)
     try:
-        plan = build_softmax_plan(float(x.scale), x.dtype, x.shape[axis], float(out.scale), int(out.zero_point))
+        plan = build_softmax_plan(float(x.scale) * factor, x.dtype, x.shape[axis], float(out.scale), int(out.zero_point))
     except QuantizationError as e:
         raise LoweringError(f"{src}: {e}") from e
-    emit_softmax(ctx, node.name, x, out, axis, plan, src)
+    emit_softmax(ctx, node.name, x, out, axis, plan, src, keep=keep, input_scale=float(x.scale) * factor)
+
+
+def _keep_mask(ctx, keep_node, node, rank: int, src: str) -> np.ndarray:
+    """The boolean keep mask (a constant of PyTorch's layout, broadcastable to the input) as a numpy
+    array of the input's rank in the device layout (NHWC for 4-D), still broadcastable."""
+    keep = ctx._attr(keep_node).numpy().astype(bool)
+    if keep.ndim > rank:
+        raise LoweringError(f"{src}: softmax mask of rank {keep.ndim} for a rank-{rank} input")
+    keep = keep.reshape((1,) * (rank - keep.ndim) + keep.shape)
+    return keep.transpose(0, 2, 3, 1) if rank == 4 else keep
 
 
 class _Sequence:
@@ -135,9 +159,19 @@ class _Sequence:
         return self.op("e", "MUL", [exp_a, exp_b], self.temp("e", shape, "int32"), {"shift": plan.exp_shift})
 
 
-def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str) -> None:
+def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str, keep: np.ndarray | None = None,
+                 input_scale: float | None = None) -> None:
     """Append the op sequence of ``out = softmax(x)`` along IR ``axis`` (module docstring), with the
-    constants of ``plan`` (built for ``x``'s scale, the axis length and ``out``'s grid)."""
+    constants of ``plan`` (built for ``x``'s scale -- or ``input_scale``, an attention's scale folded in --
+    the axis length and ``out``'s grid).
+
+    ``keep`` (bool, the IR rank, broadcastable to ``x``): a masked softmax.  ``ADD(x32, bias)`` with
+    :data:`MASK_BIAS` at the masked positions takes them out of the row's max (and saturates their
+    exp index), ``MUL(e, keep)`` zeroes their exps before the sum, and their quotient is then
+    ``(0 + S/2) // S = 0``: code ``zero_point``, exactly 0.  The kept positions get what a softmax over
+    the kept ones alone gives, bit for bit, with the same bounds.  (Roles ``mask_bias``, ``mask_keep``:
+    the fused kernel does not take them, so a masked softmax runs op by op; ``meta["masked"]`` counts
+    the masked positions and ``meta["input_scale"]`` is the scale the plan was built for.)"""
     shape = tuple(x.shape)
     rank = len(shape)
     row = tuple(1 if i == axis else n for i, n in enumerate(shape))
@@ -145,13 +179,23 @@ def emit_softmax(ctx, base: str, x, out, axis: int, plan: SoftmaxPlan, src: str)
     q = _Sequence(ctx, base, src)
     meta = {"axis": axis, "row_len": plan.row_len, "form": "two-level" if plan.two_level else "one-level",
             "split_bits": plan.split_bits, "error_bound_lsb": round(plan.error_bound_lsb, 4),
-            "input": x.name, "output": out.name, "internal": q.internal, "roles": q.roles}
+            "input": x.name, "output": out.name, "internal": q.internal, "roles": q.roles,
+            "input_scale": float(x.scale) if input_scale is None else float(input_scale)}
     s = float(x.scale)
     x32 = q.rescale("x32", x, q.temp("x32", shape, "int32", s), 1.0)
     q.g.ops[-1].attrs["softmax"] = meta
+    if keep is not None:
+        if not np.broadcast_to(keep, shape).any(axis=axis).all():
+            raise LoweringError(f"{src}: softmax mask hides every position of a row (PyTorch gives NaN there)")
+        bias_c = ctx.const(f"{base}_mask_bias", np.where(keep, 0, MASK_BIAS).astype(np.int32), "int32")
+        x32 = q.op("mask_bias", "ADD", [x32, bias_c], q.temp("x32_masked", shape, "int32", s))
+        meta["masked"] = int((~np.broadcast_to(keep, shape)).sum())
     mx = q.op("max", "REDUCE_MAX", [x32], q.temp("max", row, "int32", s), {"axis": axis})
     d = q.op("d", "SUB", [x32, q.tile("max_tiled", mx, along)], q.temp("d", shape, "int32", s))
     e = q.exps16(d, plan, shape)
+    if keep is not None:
+        keep_c = ctx.const(f"{base}_keep", keep.astype(np.int32), "int32")
+        e = q.op("mask_keep", "MUL", [e, keep_c], q.temp("e_kept", shape, "int32"), {"shift": 0})
     total = q.op("sum", "REDUCE_SUM", [e], q.temp("sum", row, "int32"), {"axis": axis})
     den = q.rescale("den", total, q.temp("den", row, "int32"), plan.d_scale[0] * 2.0 ** -plan.d_scale[1])
     half = q.rescale("half", total, q.temp("half", row, "int32"), plan.h_scale[0] * 2.0 ** -plan.h_scale[1])

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, conv_window, need, to_acc_exact, weighted, weighted_bound
+from .._checks import AccBound, TType, check_arrays, conv_window, need, to_acc_exact, weighted, weighted_bound
 
 OP = "CONV2D"
 
