@@ -157,3 +157,20 @@ def run_table_graph_c(g, x, kernel_lib) -> dict:
             out = (kernel_lib.add if op.op == "ADD" else kernel_lib.sub)(a, vals[op.inputs[1]])
         vals[op.outputs[0]] = out
     return vals
+
+
+def load_example(relpath: str, name: str | None = None):
+    """The module at ``ROOT/<relpath>`` (e.g. ``examples/mobilenet/model.py``), loaded by file under a unique
+    name: several examples have a ``model.py``, so ``import model`` after a ``sys.path`` insert returns whichever
+    test ran first."""
+    import importlib.util
+
+    path = ROOT / relpath
+    name = name or "tabula_example_" + "_".join(Path(relpath).with_suffix("").parts[1:])
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
