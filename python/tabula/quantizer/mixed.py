@@ -149,9 +149,9 @@ def quantize_mixed(model, example_inputs: tuple, calibration, table_output=None,
     :class:`Choice`.  Returns the converted graph of the choice, with ``meta["tabula_precision"]`` =
     the :class:`Choice`.  Raises as :func:`tabula.quantizer.quantize`, and ValueError for a budget or
     target that is not a finite number."""
-    from . import _batches, float_graph, quantize_graph
     from .annotator import TabulaQuantizer
     from .costs import cost_model
+    from .flow import _batches, float_graph, quantize_graph
     from .sensitivity import Simulator
 
     for what, v in (("target_sqnr", target_sqnr), ("budget", budget)):
