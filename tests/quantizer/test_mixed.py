@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
 import pytest
 import torch
 
@@ -79,6 +78,31 @@ def test_each_layer_takes_its_dtype_and_a_boundary_is_the_producers_own_rescale(
     # within half a percent of the all-int8 / all-int16 programs' sizes: no op added at a boundary
     n8 = len(tabula.lower(tabula.quantize(m, (x[:1],), x)).graph.ops)
     assert abs(len(g.ops) - n8) <= 3
+
+
+def test_an_unrolled_recurrence_is_one_layer_per_role_over_the_steps():
+    """Every step of an LSTM's role (a gate, c, h) has one grid (rules.STEP_GRID_KEY), so one dtype: its
+    layers over the steps are one; an override of one takes the role int16 at every step, and it lowers."""
+    from fixtures.recurrent_models import make
+    from tabula import rules
+
+    torch.manual_seed(0)
+    m, x = make("lstm", hidden=8), torch.randn(8, 3, 16)
+    fg = float_graph(m, (x[:1],), None)
+    lays = layers(fg)
+    where = {n: lay.name for lay in lays for n in lay.nodes}
+    roles: dict[str, set[str]] = {}
+    for n in fg.graph.nodes:
+        if n.meta.get(rules.STEP_GRID_KEY):
+            roles.setdefault(n.meta[rules.STEP_GRID_KEY], set()).add(where[n.name])
+    assert roles and all(len(v) == 1 for v in roles.values())
+    assert len(lays) < 2 + sum(1 for n in fg.graph.nodes if n.meta.get(rules.STEP_GRID_KEY)) // 3   # not per step
+    c = next(k for k in roles if k.endswith(".c"))
+    (cell,) = roles[c]
+    g = tabula.lower(tabula.quantize(m, (x[:1],), x, precision={cell: "a16w8"})).graph
+    nodes = {n.name for n in fg.graph.nodes if n.meta.get(rules.STEP_GRID_KEY) == c}
+    assert {g.tensors[n].dtype for n in nodes if n in g.tensors} == {"int16"}
+    assert "int8" in {t.dtype for t in g.tensors.values()}
 
 
 def test_the_simulator_is_pt2es_own_simulation_of_each_scheme(model):

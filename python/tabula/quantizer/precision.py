@@ -10,7 +10,10 @@ op classes of :mod:`tabula.rules` only (no op is named here):
 * an op whose output dtype is its input's -- ``TABLE`` (int8 -> int8 with 256 entries, int16 ->
   int16 through 513), ``FIXED_OUTPUT`` (the softmax program), ``SHARED`` (pools, data movement,
   relu / clamp: the producer's grid itself, so also every fused activation) -- joins the layer of its
-  data input.
+  data input;
+* the steps of an unrolled LSTM / GRU (:mod:`tabula.quantizer.unroll_recurrent_pass`) are one
+  program: the layers of one role (a gate's pre-activation, c, h: one grid over the steps,
+  :data:`tabula.rules.STEP_GRID_KEY`) at every step are one layer.
 
 So a layer is its owner's output grid plus what is computed on that dtype after it; the dtype changes
 only where an owner RESCALEs: the producer's own output RESCALE writes int16 from an int8 input (int32
@@ -76,7 +79,31 @@ def layer_of(gm: GraphModule) -> dict[Node, Node]:
             continue
         src = _data_input(n)
         owner[n] = owner.get(src, n) if src is not None else n
-    return owner
+    return _join_step_grids(owner)
+
+
+def _join_step_grids(owner: dict[Node, Node]) -> dict[Node, Node]:
+    """``owner`` with the layers of an unrolled recurrence's steps joined: every node of one role (one
+    :data:`tabula.rules.STEP_GRID_KEY`: a gate, c, h) has one grid over the steps, so one dtype; the
+    layers holding them become one, named by its first owner in graph order."""
+    order = {n: i for i, n in enumerate(owner)}
+    parent: dict[Node, Node] = {}
+
+    def find(o: Node) -> Node:
+        while parent.get(o, o) is not o:
+            o = parent[o]
+        return o
+
+    first: dict[str, Node] = {}
+    for n, o in owner.items():
+        key = n.meta.get(rules.STEP_GRID_KEY)
+        if key is None:
+            continue
+        a, b = find(first.setdefault(key, o)), find(o)
+        if a is not b:
+            a, b = (a, b) if order[a] < order[b] else (b, a)
+            parent[b] = a
+    return {n: find(o) for n, o in owner.items()} if parent else owner
 
 
 @dataclass
