@@ -8,13 +8,27 @@
  *     TABULA_OUT_T        the output's element type
  *     TABULA_ELEM(x, y)   the result for one pair of operands (of TABULA_IN_T)
  *     TABULA_CHECK(x, y)  optional: a condition on one pair; a pair that breaks it stops the kernel with
- *                         TABULA_ERR_ARG, the elements before it written (a shift outside [0, 31])
+ *                         TABULA_ERR_ARG, the elements before it written
+ *     TABULA_SHIFT_BITS   instead of TABULA_ELEM and TABULA_CHECK: LOGICAL_LEFT_SHIFT of that width (8, 16,
+ *                         32): the bits shifted in the type's width, a shift outside [0, width) refused
  *
  * a [a_shape], b [b_shape] and the output share one rank; along each axis a dimension is either the
  * output's or 1 (read again for every output index).  The output walks in row-major order: an odometer
  * over the axes before the last, a tight loop over the last (either operand held when broadcast).
  * Codegen merges axes with the same broadcast pattern first (python/tabula/codegen/ops/_broadcast.py).
  */
+#if defined(TABULA_SHIFT_BITS)
+#if TABULA_SHIFT_BITS == 8
+#define TABULA_ELEM(x, y) tabula_u8_bits_to_s8((uint8_t)((uint32_t)(uint8_t)(x) << (y)))
+#elif TABULA_SHIFT_BITS == 16
+#define TABULA_ELEM(x, y) tabula_u16_bits_to_s16((uint16_t)((uint32_t)(uint16_t)(x) << (y)))
+#elif TABULA_SHIFT_BITS == 32
+#define TABULA_ELEM(x, y) tabula_u32_bits_to_s32((uint32_t)((uint32_t)(x) << (y)))
+#else
+#error "TABULA_SHIFT_BITS is 8, 16 or 32"
+#endif
+#define TABULA_CHECK(x, y) ((y) >= 0 && (y) < TABULA_SHIFT_BITS)
+#endif
 #if !defined(TABULA_FN) || !defined(TABULA_IN_T) || !defined(TABULA_OUT_T) || !defined(TABULA_ELEM)
 #error "define TABULA_FN, TABULA_IN_T, TABULA_OUT_T and TABULA_ELEM before including tabula_binary_impl.h"
 #endif
