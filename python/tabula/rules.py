@@ -130,6 +130,9 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.acosh": aten.acosh.default,
     "aten.pow": aten.pow.Tensor_Scalar,  # constant exponent only
     "aten.abs": aten.abs.default,  # int16: the TABLE's knots hold the kink at 0 (zero point 0)
+    "aten.mish": aten.mish.default,
+    "aten.log2": aten.log2.default,
+    "aten.log10": aten.log10.default,
 }
 
 
@@ -160,6 +163,8 @@ DOMAIN: dict[str, Domain] = {
     "aten.rsqrt": Domain(0.0, math.inf),
     "aten.reciprocal": Domain(0.0, math.inf),
     "aten.acosh": Domain(1.0, math.inf),
+    "aten.log2": Domain(0.0, math.inf),
+    "aten.log10": Domain(0.0, math.inf),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:

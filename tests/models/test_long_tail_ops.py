@@ -1,7 +1,8 @@
 """Issue 25's aten ops at model level, on the IR ops GREATER / GREATER_EQUAL / EQUAL, SELECT, MAXIMUM /
 MINIMUM, REVERSE, REDUCE_MAX / REDUCE_MIN, REDUCE_SUM and ARGMAX: comparisons of two activations and
 against numbers with ``where`` (a number operand too), ``maximum`` / ``minimum``, ``abs`` (TABLE), ``flip``,
-``amax`` / ``amin`` / ``sum`` / ``mean`` over a dim of a 3-D tensor, ``argmax`` as a classifier's last op.
+``amax`` / ``amin`` / ``sum`` / ``mean`` over a dim of a 3-D tensor, ``mish`` (TABLE; its int16 error and the
+other new table ops', abs / log2 / log10, are pinned in tests/qmath/test_table_builders.py), ``argmax`` as a classifier's last op.
 Each lowered program equals PT2E's simulation of the same quantized graph (masks and indices exactly; the
 values within 1 LSB int8 -- a RESCALE rounds ties half up where PyTorch rounds them to even -- and a few
 LSB a16w8); one host build runs a model holding every family bit-exact against the Python reference
@@ -13,6 +14,7 @@ import json
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import tabula
@@ -52,7 +54,7 @@ def test_comparisons_with_numbers_are_exact_on_every_input_code(scheme):
 
 
 class Tail(nn.Module):
-    """Two activations: maximum, minimum, comparisons + where, abs, flip; reductions over the last dim of a
+    """Two activations: maximum, minimum, comparisons + where, abs, mish, flip; reductions over the last dim of a
     3-D tensor (amax, amin, sum, mean) and over two dims with keepdim."""
 
     def __init__(self):
@@ -64,7 +66,7 @@ class Tail(nn.Module):
         m = torch.maximum(a, b) - torch.minimum(a, b).abs()
         w = torch.where(a > b, a, b) + torch.where(a <= b, a.flip(-1), 0.0) + torch.where(a != b, b, a)
         r = torch.cat([m.amax(-1), m.amin(-1), w.sum(-1), w.mean(dim=-1)], -1)
-        return r, w.amax(dim=(0, 2), keepdim=True).flatten(1), a.flip((1, 2)).flatten(1)
+        return r, w.amax(dim=(0, 2), keepdim=True).flatten(1), (a.flip((1, 2)) + F.mish(b)).flatten(1)
 
 
 @pytest.mark.parametrize("scheme", ["int8", "a16w8"])
