@@ -152,6 +152,12 @@ def _is_activation(a) -> bool:
     return isinstance(a, Node) and a.op != "get_attr"
 
 
+def _is_float(a) -> bool:
+    """An FX value holding a float tensor (an activation or a float constant), not a mask or indices."""
+    val = getattr(a, "meta", {}).get("val") if isinstance(a, Node) else None
+    return isinstance(val, torch.Tensor) and val.is_floating_point()
+
+
 # -- observers ------------------------------------------------------------------------------------
 class FiniteHistogramObserver(HistogramObserver):
     """The activation observer: ignores NaN and +-inf (e.g. log of a calibration value <= 0), and
@@ -377,7 +383,9 @@ class TabulaQuantizer(Quantizer):
                 in_spec = SharedQuantizationSpec(x) if producer_annotated else self._act(node)
                 ann = QuantizationAnnotation({x: in_spec}, SharedQuantizationSpec((x, node)), _annotated=True)
             elif cls is rules.OpClass.JOINING:
-                inputs = [a for a in node.args[rules.JOINING[name]] if isinstance(a, Node)]
+                inputs = [a for a in rules.joined_inputs(node) if _is_float(a)]
+                if not inputs:
+                    continue
                 first = inputs[0]
                 qmap = {first: self._act(node)}
                 for a in inputs[1:]:
@@ -406,6 +414,21 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.MATMUL:
                 qmap = {node.args[i]: self._act(node.args[i]) for i in rules.MATMUL[name]}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
+            elif cls is rules.OpClass.COMPARISON:
+                # two activations on one grid (an exact comparison of codes), or one against a number; a mask out
+                acts = [a for a in node.args[:2] if _is_float(a)]
+                if not acts:
+                    continue
+                qmap = {acts[0]: self._act()}
+                for a in acts[1:]:
+                    if a not in qmap:
+                        qmap[a] = SharedQuantizationSpec((acts[0], node))
+                ann = QuantizationAnnotation(qmap, None, allow_implicit_sharing=False, _annotated=True)
+            elif cls is rules.OpClass.INDEX:
+                x = node.args[rules.INDEX[name]]
+                producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act()}, None,
+                                             _annotated=True)
             else:
                 continue
             node.meta[_ANN] = ann
@@ -463,7 +486,7 @@ class TabulaQuantizer(Quantizer):
         joined = set()
         for n in model.graph.nodes:
             if n.op == "call_function" and rules.op_class(n.target) is rules.OpClass.JOINING:
-                joined.update(a for a in n.args[rules.JOINING[rules.canonical_op(n.target)]] if isinstance(a, Node))
+                joined.update(rules.joined_inputs(n))
         for n in model.graph.nodes:
             ann = n.meta.get(_ANN)
             if ann is None or n.op != "call_function" or rules.op_class(n.target) is rules.OpClass.JOINING:

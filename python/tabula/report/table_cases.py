@@ -93,6 +93,10 @@ CASES = [
     Case("aten.pow", -4, 4, args=(2,)),
     Case("aten.pow", -3, 3, args=(3,)),
     Case("aten.pow", 0, 16, args=(0.5,), domain=(0.0, math.inf)),
+    Case("aten.abs", -6, 6),
+    Case("aten.mish", -8, 8),
+    Case("aten.log2", 0, 8),
+    Case("aten.log10", 0, 8),
 ]
 
 
