@@ -105,6 +105,32 @@ def test_an_unrolled_recurrence_is_one_layer_per_role_over_the_steps():
     assert "int8" in {t.dtype for t in g.tensors.values()}
 
 
+def test_a_comparison_and_an_index_op_take_their_operands_dtype():
+    """gt(a, b) compares on one grid: a's (its producer's layer, as arithmetic inputs), b requantized onto
+    it; argmax reads its producer's grid.  Under int8 with a = a16w8 the comparison is on int16 codes."""
+    from torch import nn
+
+    from tabula.fx import is_dequantize
+
+    class Cmp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Conv2d(2, 4, 3, padding=1), nn.Conv2d(2, 4, 3, padding=1)
+
+        def forward(self, x):
+            a, b = self.a(x), self.b(x)
+            return torch.argmax(a.flatten(1), dim=1), torch.where(a > b, a, b)
+
+    torch.manual_seed(0)
+    m, x = Cmp().eval(), torch.randn(8, 2, 6, 6)
+    gm = tabula.quantize(m, (x[:1],), x, precision={"a": "a16w8"})
+    ops = {str(n.target).split(".")[1]: n for n in gm.graph.nodes if n.op == "call_function"}
+    for op in ("gt", "argmax"):
+        dq = [a for a in ops[op].args if hasattr(a, "op") and is_dequantize(a)]
+        assert dq and {a.args[-1] for a in dq} == {torch.int16}, (op, [a.args for a in dq])
+    tabula.lower(gm)
+
+
 def test_the_simulator_is_pt2es_own_simulation_of_each_scheme(model):
     m, x = model
     fg = float_graph(m, (x[:1],), None)

@@ -419,7 +419,7 @@ class TabulaQuantizer(Quantizer):
                 acts = [a for a in node.args[:2] if _is_float(a)]
                 if not acts:
                     continue
-                qmap = {acts[0]: self._act()}
+                qmap = {acts[0]: self._act(acts[0])}  # the first operand's dtype (its producer's layer)
                 for a in acts[1:]:
                     if a not in qmap:
                         qmap[a] = SharedQuantizationSpec((acts[0], node))
@@ -427,7 +427,7 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.INDEX:
                 x = node.args[rules.INDEX[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
-                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act()}, None,
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act(x)}, None,
                                              _annotated=True)
             else:
                 continue
