@@ -46,7 +46,8 @@ def _cmd_quantize(a) -> int:
     _quiet_torch()
     from .stages import quantize_and_lower
 
-    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme, npu=a.npu or None)
+    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme, npu=a.npu or None, target_sqnr=a.target_sqnr,
+                           budget=a.budget, precision=a.precision, board=a.cost_board or None)
     print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz" + (f" (softmax in the NPU form for {a.npu})"
                                                                             if a.npu else ""))
     return 0
@@ -412,7 +413,14 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quantize", help="PT2E-quantize a model (.pt2, float .tflite, .onnx) and lower it to the integer IR")
     q.add_argument("--model", required=True)
     q.add_argument("--calib", required=True)
-    q.add_argument("--scheme", default="int8")
+    q.add_argument("--scheme", default="int8", help="int8, a16w8, or mixed (int8 / int16 per layer)")
+    q.add_argument("--target-sqnr", type=float, default=None,
+                   help="scheme mixed: the output SQNR (dB vs float, calibration data) to reach")
+    q.add_argument("--budget", type=float, default=None,
+                   help="scheme mixed: the instructions per inference to stay within (the board's cost model)")
+    q.add_argument("--precision", default="", help="per-layer overrides, e.g. classifier=a16w8,features.0=int8 "
+                                                    "(module paths or layer names)")
+    q.add_argument("--cost-board", default="", help="scheme mixed: whose instruction cost model (default corstone300)")
     q.add_argument("--out", required=True)
     q.add_argument("--npu", default="", help="an Ethos-U target (ethos-u55-128, ...): lower the softmax in its NPU form")
     q.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -462,7 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--model", required=True, help="the float .pt2 (torch.export.save)")
     an.add_argument("--calib", required=True, help="calibration inputs .npz (x)")
     an.add_argument("--data", default="", help="test inputs .npz (x, optional y); default: the calibration inputs")
-    an.add_argument("--scheme", default="int8")
+    an.add_argument("--scheme", default="int8", help="int8, a16w8, or mixed (int8 / int16 per layer, the default target)")
     an.add_argument("--board", default="corstone300", help="the board whose kernels the report names (default corstone300)")
     an.add_argument("--portable", action="store_true", help="as if built with portable=1")
     an.add_argument("--name", default="", help="the build folder's name (default: the model file's)")
