@@ -157,10 +157,7 @@ static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0,
         a10 = (int32_t)((uint32_t)a10 + (uint32_t)p[0] * c1);
         a11 = (int32_t)((uint32_t)a11 + (uint32_t)p[1] * c1);
     }
-    acc[0] = a00;
-    acc[1] = a01;
-    acc[2] = a10;
-    acc[3] = a11;
+    TABULA_DSP_PUT4(acc, a00, a01, a10, a11);
 }
 
 /* Every output channel of a pixel pair (A and B: yb, or NULL when A has no partner) from the

@@ -43,12 +43,14 @@
 
 #if TABULA_CONV_WIDE
 #define TABULA_CONV_T int16_t
+#define TABULA_CONV_OUT_T int16_t
 #define TABULA_CONV_ACC_T int64_t
 #define TABULA_CONV_ZP_PARAM
 #define TABULA_CONV_ZP 0
 #define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC48(output, at, acc, rq, o, zp, lo, hi)
 #else
 #define TABULA_CONV_T int8_t
+#define TABULA_CONV_OUT_T int8_t
 #define TABULA_CONV_ACC_T int32_t
 #define TABULA_CONV_ZP_PARAM int32_t input_zp,
 #define TABULA_CONV_ZP input_zp
@@ -102,14 +104,9 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
-#if TABULA_CONV_WIDE
-    if (!tabula_conv_window_ok(win) || out_c < 1 || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
-#else
-    if (!tabula_conv_window_ok(win) || out_c < 1
-        || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
-#endif
+    if (!tabula_conv_window_ok(win) || out_c < 1 || TABULA_CONV_ZP < TABULA_ZP_MIN(TABULA_CONV_T)
+        || TABULA_CONV_ZP > TABULA_ZP_MAX(TABULA_CONV_T) || weight_zp < -128 || weight_zp > 127
+        || TABULA_REQUANT_INVALID(requant, out_c, TABULA_CONV_OUT_T)) {
         return TABULA_ERR_ARG;
     }
     n = win->n; h = win->h; w = win->w; c = win->c;
