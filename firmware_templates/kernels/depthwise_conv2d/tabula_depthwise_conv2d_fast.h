@@ -49,9 +49,6 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
 #endif
     int32_t nt = 0, cy0 = -1, cy1 = -1, cx0 = -1, cx1 = -1;
     int32_t b, oy, ox, o, t;
-#if TABULA_HAVE_MVE && TABULA_DW_WIDE
-    (void)input_zp; /* int16 is symmetric */
-#endif
     for (b = 0; b < win->n; ++b) {
         for (oy = 0; oy < win->out_h; ++oy) {
             const int32_t iy0 = oy * win->stride_y - win->pad_top;
@@ -168,5 +165,8 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
             }
         }
     }
+#if TABULA_HAVE_MVE && TABULA_DW_WIDE
+    (void)input_zp; /* int16 is symmetric: no zero point to subtract (TABULA_DW_MINUS_ZP) */
+#endif
 }
 #endif

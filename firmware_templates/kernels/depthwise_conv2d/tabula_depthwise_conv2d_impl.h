@@ -103,10 +103,7 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
         return TABULA_ERR_ARG;
     }
     oc = win->c * mult;
-    n = win->n; h = win->h; w = win->w; c = win->c;
-    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
-    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
-    pt = win->pad_top; pl = win->pad_left;
+    TABULA_WINDOW_LOCALS(win);
     if (requant) {
         rq.requant = requant;
         rq.zp = requant->output_zp; rq.lo = requant->out_min; rq.hi = requant->out_max;
