@@ -213,3 +213,26 @@ def reduced_shape(op: str, x: TType, attrs: dict) -> tuple[tuple[int, ...], int]
     shape = list(x.shape)
     shape[int(axis)] = 1
     return tuple(shape), int(axis)
+
+
+# ---- the TOSA reader's helpers (``from_tosa`` of the window and weighted ops) ---------------------
+def check_tosa_acc_type(r, top, acc_of: dict[str, str]) -> None:
+    """A TOSA 1.0 ``acc_type`` attribute must be the accumulator ``acc_of[x dtype]`` the IR uses for the
+    operator's input (``r.unsupported`` otherwise, naming the value)."""
+    x_dt = r.ir_dtype(top, top.inputs[0], "input")
+    want = acc_of.get(x_dt)
+    got = top.attrs.get("acc_type")
+    if want is None or got != want.upper():
+        raise r.unsupported(top, "acc_type", got, f"tabula accumulates {x_dt} inputs in {want or 'no type'}")
+
+
+def tosa_bias(r, top, i: int, cout: int) -> str:
+    """The IR tensor of a TOSA 1.0 bias operand ``i``: ``[cout]`` as it is, or ``[1]`` (one bias for every
+    output channel) broadcast to ``[cout]`` when it is a constant."""
+    shape = r.tosa_tensor(top.inputs[i])[0]
+    if tuple(shape) == (cout,):
+        return r.input(top, i)
+    if tuple(shape) == (1,) and r.is_const(top.inputs[i]):
+        return r.input(top, i, shape=(cout,))
+    raise r.unsupported(top, "bias", f"of shape {list(shape)}{'' if r.is_const(top.inputs[i]) else ' (not a constant)'}",
+                        f"tabula takes [{cout}], or a constant [1]")

@@ -44,3 +44,35 @@ def tosa(t, op) -> None:
     sy, sx = (int(v) for v in op.attrs["scale"])
     t.emit("RESIZE", [t.input(op, 0), t.shape([2 * sy, 2, 2 * sx, 2]), t.shape([1 - sy, 1 - sx]), t.shape([sy - 1, sx - 1])],
            [t.output(op)], t.attr("Resize", t.ResizeMode.NEAREST))
+
+
+def nearest_rows(in_size: int, out_size: int, scale_n: int, scale_d: int, offset: int) -> np.ndarray:
+    """The input row (or column) TOSA 1.0 RESIZE NEAREST reads for each of ``out_size`` output rows:
+    ``y = o * scale_d + offset``, ``i = floor(y / scale_n)``, the next row when ``y - i * scale_n >= scale_n / 2``
+    (integer halving), clamped to ``[0, in_size)``."""
+    y = np.arange(out_size, dtype=np.int64) * scale_d + offset
+    i = np.floor_divide(y, scale_n)
+    i = np.where(y - i * scale_n >= scale_n // 2, i + 1, i)
+    return np.clip(i, 0, in_size - 1)
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 RESIZE -> RESIZE NEAREST with integer scale ``[sy, sx]`` when, and only when, TOSA's ``scale``,
+    ``offset`` and ``border`` make every output row ``oy`` read input row ``oy // sy`` with ``OH = H * sy`` (and
+    likewise along x): checked row by row with :func:`nearest_rows` (the export's ``2s/2, 1 - s, s - 1`` form,
+    and e.g. ``s/1, 0, s - 1`` for ``s <= 2``).  BILINEAR, and NEAREST maps that are not such a repeat
+    (downscaling, fractional or shifted scales), are unsupported: the kernel repeats each row ``s`` times."""
+    mode = top.attrs.get("mode")
+    if mode != "NEAREST":
+        raise r.unsupported(top, "mode", mode, "tabula's RESIZE is NEAREST")
+    scale, offset, border = (r.shape(top, i, k) for i, k in ((1, "scale"), (2, "offset"), (3, "border")))
+    (n, h, w, c), _ = r.tosa_tensor(top.inputs[0])
+    (_, oh, ow, _), _ = r.tosa_tensor(top.outputs[0])
+    factors = []
+    for size, out, (sn, sd), off in ((h, oh, scale[0:2], offset[0]), (w, ow, scale[2:4], offset[1])):
+        k = out // size
+        if out != k * size or k < 1 or not np.array_equal(nearest_rows(size, out, sn, sd, off), np.arange(out) // k):
+            raise r.unsupported(top, "scale / offset / border", f"{scale} / {offset} / {border}",
+                                "tabula's RESIZE repeats each input row and column an integer number of times")
+        factors.append(int(k))
+    r.emit(OP, top, [r.input(top, 0)], {"mode": "NEAREST", "scale": factors})
