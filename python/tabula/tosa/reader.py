@@ -150,8 +150,11 @@ class TosaReader:
             self._tensors[t.Name().decode()] = _Tensor(shape, self._dtypes.get(t.Type(), str(t.Type())), data)
         for i in range(b.ShapesLength()):
             s = b.Shapes(i)
-            data = None if s.DataIsNone() else s.DataAsNumpy()
+            data = None if s.DataIsNone() else s.DataAsNumpy()[:8 * int(s.Rank())]  # a rank-0 shape may hold padding
             self._tensors[s.Name().decode()] = _Tensor((int(s.Rank()),), "SHAPE", data)
+        #: the block's input and output TOSA tensor names, in block order (graph inputs / outputs follow them)
+        self.block_inputs = [b.Inputs(i).decode() for i in range(b.InputsLength())]
+        self.block_outputs = [b.Outputs(i).decode() for i in range(b.OutputsLength())]
         self._consts: dict[str, np.ndarray] = {}  # TOSA CONST / CONST_SHAPE -> values (int64)
         self._ir: dict[str, str] = {}  # TOSA tensor -> IR tensor
         self._ir_consts: dict[tuple[str, tuple[int, ...]], str] = {}
@@ -307,12 +310,10 @@ class TosaReader:
 
         table = specs()
         readers = {name: s for name, s in table.items() if callable(getattr(s, "from_tosa", None))}
-        b = self._block
         g = self.g
-        for i in range(b.InputsLength()):
-            n = b.Inputs(i).decode()
+        for n in self.block_inputs:
             shape, _ = self.tosa_tensor(n)
-            dt = self.ir_dtype(TosaOperator("graph input", [], []), n, f"input {n}")
+            dt = self.ir_dtype(TosaOperator("graph input", [], []), n, n)
             ir_name = self._new_name(n)
             g.add_tensor(Tensor(ir_name, tuple(shape), dt))
             g.inputs.append(ir_name)
@@ -330,9 +331,8 @@ class TosaReader:
             elif top.op in readers:
                 readers[top.op].from_tosa(self, top)
             else:
-                raise Unsupported(top.op, "", "no such IR op", f"tabula reads {', '.join(supported_tosa_ops())}")
-        for i in range(b.OutputsLength()):
-            n = b.Outputs(i).decode()
+                raise Unsupported(top.op, "", "tabula has no such op", f"it reads {', '.join(supported_tosa_ops())}")
+        for n in self.block_outputs:
             if n in self._consts:
                 g.outputs.append(self.input(TosaOperator("graph output", [n], []), 0))
             elif n in self._ir:

