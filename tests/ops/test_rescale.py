@@ -200,9 +200,11 @@ def test_c_rejects_bad_channel_param(kernel_lib):
         kernel_lib.rescale(x, input_zp=0, output_zp=0, multiplier=[2**30] * 4, shift=[31, 31, 63, 31])
 
 
-# --- int16 / int48 variants: tabula_rescale_{s64_s16, s32_s16, s16_s16, s8_s32, s16_s32} ---------
+# --- the other dtype pairs: tabula_rescale_{s64_s16, s32_s16, s16_s16, s8_s32, s16_s32, s8_s16, s16_s8, s64_s8,
+# s64_s32} (every signed pair TOSA 1.0 RESCALE has, with s8_s8 and s32_s8 above) ------------------------------
 I48_MIN, I48_MAX = -(2**47), 2**47 - 1
-VARIANTS = [("int64", "int16"), ("int32", "int16"), ("int16", "int16"), ("int8", "int32"), ("int16", "int32")]
+VARIANTS = [("int64", "int16"), ("int32", "int16"), ("int16", "int16"), ("int8", "int32"), ("int16", "int32"), ("int8", "int16"),
+            ("int16", "int8"), ("int64", "int8"), ("int64", "int32")]
 _RANGE = {"int8": (-128, 127), "int16": (-32768, 32767), "int32": (I32_MIN, I32_MAX), "int64": (I48_MIN, I48_MAX)}
 
 

@@ -2,8 +2,9 @@
 from ... import dtypes
 
 OP = "RESCALE"
-KERNELS = tuple(f"tabula_rescale_{i}_{o}" for i, o in (("s8", "s8"), ("s8", "s32"), ("s16", "s16"), ("s16", "s32"),
-                                                          ("s32", "s8"), ("s32", "s16"), ("s32", "s32"), ("s64", "s16")))
+KERNELS = tuple(f"tabula_rescale_{i}_{o}" for i, o in (("s8", "s8"), ("s8", "s16"), ("s8", "s32"), ("s16", "s8"),
+                                                          ("s16", "s16"), ("s16", "s32"), ("s32", "s8"), ("s32", "s16"),
+                                                          ("s32", "s32"), ("s64", "s8"), ("s64", "s16"), ("s64", "s32")))
 TEMPLATE = ("    st = tabula_rescale_{{ in_sfx }}_{{ out_sfx }}({{ x }}, {{ count }}, {{ channels }}, {{ a.input_zp }}, "
             "{{ a.output_zp }}, {{ mult }}, {{ shift }}, {{ per_channel }}, {{ y }});\n")
 
