@@ -176,10 +176,11 @@ def pool_window(op: str, ins: list, attrs: dict) -> tuple[TType, list[int], list
 
 
 def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """TOSA 1.0 broadcasting of two shapes: equal ranks (1..6), and along each axis the sizes are
-    equal or one of them is 1; returns the output shape (the larger size per axis)."""
+    """TOSA 1.0 broadcasting of two shapes: equal ranks (0..6, TOSA's MAX_RANK; two rank-0 scalars have
+    equal shapes), and along each axis the sizes are equal or one of them is 1; returns the output shape
+    (the larger size per axis)."""
     need(len(a) == len(b), op, f"ranks of {a} and {b} differ (TOSA broadcasts equal ranks; reshape first)")
-    need(1 <= len(a) <= 6, op, f"rank {len(a)} outside [1, 6]")
+    need(0 <= len(a) <= 6, op, f"rank {len(a)} outside [0, 6]")
     need(all(x == y or x == 1 or y == 1 for x, y in zip(a, b)), op, f"shapes {a} and {b} do not broadcast")
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
