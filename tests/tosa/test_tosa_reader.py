@@ -134,18 +134,27 @@ def _resize(mode: str, scale, offset, border, out_hw, dtype="INT8"):
     return b.bytes()
 
 
-@pytest.mark.parametrize("scale,offset,border,factors", [
-    ([6, 2, 4, 2], [-2, -1], [2, 1], [3, 2]),   # the export's form, 2s / 2, 1 - s, s - 1
-    ([2, 1, 2, 1], [-1, -1], [0, 0], [2, 2]),    # 2 / 1, offset -1: the same floor (offset 0 would round up)
-    ([1, 1, 1, 1], [0, 0], [0, 0], [1, 1]),
+@pytest.mark.parametrize("scale,offset,border,out_hw,ops", [
+    ([6, 2, 4, 2], [-2, -1], [2, 1], (9, 8), {"RESIZE": [3, 2]}),   # the export's form, 2s / 2, 1 - s, s - 1
+    ([2, 1, 2, 1], [-1, -1], [0, 0], (6, 8), {"RESIZE": [2, 2]}),   # 2 / 1, offset -1: the same floor
+    ([2, 2, 2, 2], [0, 0], [0, 0], (3, 4), {"RESIZE": [1, 1]}),
+    ([1, 1, 1, 1], [0, 0], [0, 0], (3, 4), {"RESIZE": [1, 1]}),
+    ([2, 1, 3, 1], [0, 0], [0, 0], (5, 10), {"RESIZE": [2, 3], "SLICE": [0, 1, 1, 0]}),  # half up: (oy + 1) // 2
+    ([4, 1, 4, 1], [-1, -1], [1, 1], (11, 15), {"RESIZE": [4, 4], "SLICE": [0, 1, 1, 0]}),
 ])
-def test_a_nearest_resize_that_repeats_rows_reads_as_resize_and_equals_the_reference_model(rng, scale, offset, border, factors):
-    out_hw = (3 * factors[0], 4 * factors[1])
+def test_a_nearest_resize_of_integer_scale_reads_as_a_repeat_and_equals_the_reference_model(rng, scale, offset, border, out_hw, ops):
+    """TOSA's NEAREST rounds half up; an integer upscale reads input row ``(oy + t) // s``: RESIZE repeats by
+    ``s`` (tabula's kernel), a SLICE drops ``t`` rows where ``t`` is not 0."""
     fb = _resize("NEAREST", scale, offset, border, out_hw)
     g = T.read(fb)
-    assert g.ops[0].op == "RESIZE" and g.ops[0].attrs == {"mode": "NEAREST", "scale": factors}
+    assert [o.op for o in g.ops] == list(ops)
+    assert g.ops[0].attrs == {"mode": "NEAREST", "scale": ops["RESIZE"]}
+    if "SLICE" in ops:
+        assert g.ops[1].attrs == {"start": ops["SLICE"], "size": [1, *out_hw, 2]}
     x = rng.integers(-128, 128, (1, 3, 4, 2)).astype(np.int8)
-    np.testing.assert_array_equal(run_graph(g, [x])[0], T.run(fb, [x])[0].reshape(1, *out_hw, 2))
+    want = T.run(fb, [x])[0].reshape(1, *out_hw, 2)
+    assert len(np.unique(want)) > 12
+    np.testing.assert_array_equal(run_graph(g, [x])[0], want)
 
 
 @pytest.mark.parametrize("mode,scale,offset,border,out_hw,line", [

@@ -238,29 +238,34 @@ class TosaReader:
         return self._ir[name]
 
     # ---- emitting -------------------------------------------------------------------------------
-    def emit(self, op: str, top: TosaOperator, inputs: list[str], attrs: dict | None = None, out: int = 0) -> Op:
+    def emit(self, op: str, top: TosaOperator, inputs: list[str], attrs: dict | None = None, out: int = 0,
+             shape=None) -> Op:
         """Append IR op ``op`` reading IR tensors ``inputs`` with ``attrs``; its output is TOSA output
-        ``out`` of ``top`` (that tensor's shape and dtype).  The op's contract is checked here: a ValueError
-        of the spec becomes :class:`Unsupported` (the variant is outside tabula's contract), and an output
-        type the contract does not give is an IRError."""
+        ``out`` of ``top`` (that tensor's shape and dtype) or, given ``shape``, a new intermediate IR tensor of
+        that shape and the output's dtype (a mapping of one TOSA operator to several IR ops, e.g. RESIZE then
+        SLICE).  The op's contract is checked here: a ValueError of the spec becomes :class:`Unsupported`
+        (the variant is outside tabula's contract), and an output type the contract does not give is an
+        IRError."""
         from ..reference.ops import specs
 
         attrs = dict(attrs or {})
         tosa_out = top.outputs[out]
-        shape, _ = self.tosa_tensor(tosa_out)
         dt = self.ir_dtype(top, tosa_out, "output")
+        bound = shape is None  # the TOSA output itself, or an intermediate of the mapping
+        shape = tuple(self.tosa_tensor(tosa_out)[0] if bound else (int(d) for d in shape))
         spec = specs()[op]
         ins = [self.g.tensors[n].ttype for n in inputs]
         try:
             want = spec.contract(ins, {**attrs, "output_dtype": dt})
         except (ValueError, KeyError, TypeError, IndexError) as e:
             raise Unsupported(top.op, "", f"outside tabula's {op} contract: {str(e).removeprefix(op + ': ')}") from None
-        if tuple(want.shape) != tuple(shape) or want.dtype != dt:
+        if tuple(want.shape) != shape or want.dtype != dt:
             raise IRError(f"{top.op} ({top.source}): output {tosa_out!r} is {dt} {list(shape)}; {op} gives "
                           f"{want.dtype} {list(want.shape)}")
-        name = self._new_name(tosa_out)
-        self.g.add_tensor(Tensor(name, tuple(shape), dt))
-        self._ir[tosa_out] = name
+        name = self._new_name(tosa_out if bound else f"{tosa_out}_{op.lower()}")
+        self.g.add_tensor(Tensor(name, shape, dt))
+        if bound:
+            self._ir[tosa_out] = name
         return self.g.add_op(Op(op, list(inputs), [name], attrs, top.source))
 
     def alias(self, tosa_name: str, ir_name: str) -> None:
