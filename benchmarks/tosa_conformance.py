@@ -6,8 +6,9 @@
 For every TOSA operator tabula implements (:func:`tabula.tosa.supported_tosa_ops`) this generates the
 positive tests of the PRO-INT profile with the EXT-INT16 extension, TOSA 1.0 (``tosa_verif_build_tests
 --seed <seed> --filter ^<op>$ --profile tosa-pro-int --extension tosa-ext-int16 --test-type positive
---tosa-version 1.0.0``), into ``--out`` (default ``<tmp>/tabula-conformance/seed-<seed>``; reused when
-already generated with the same arguments), and runs them with TOSA's runner on tabula as the system under
+--tosa-version 1.0.0``, then the special-value tests it makes in its selection mode: :func:`generate`), into
+``--out`` (default ``<tmp>/tabula-conformance/seed-<seed>``; reused when already generated with the same
+arguments), and runs them with TOSA's runner on tabula as the system under
 test (``tosa_verif_run_tests --sut-module tabula.tosa.sut``, :mod:`tabula.tosa.sut`): every test on the host
 build, and on each QEMU target (``m55`` Helium, ``m55-portable``, ``m4`` DSP) a sample of ``--sample`` tests
 per operator, drawn with the seed from the tests the host runs (and that fit the device harness).  The runner
@@ -56,20 +57,42 @@ def _env() -> dict:
     return env
 
 
-def generate(op: str, seed: int, out: Path, extra: list[str]) -> list[Path]:
-    """The test folders of ``op`` under ``out/<op>``, generated unless a stamp says they were, with these
-    arguments."""
-    d = out / op
-    args = [_tool("tosa_verif_build_tests"), "-o", str(d), "--seed", str(seed), "--filter", f"^{op}$", *PROFILE, *extra]
+def _build(args: list[str], d: Path, what: str) -> None:
+    """Run tosa_verif_build_tests with ``args`` into ``d`` unless ``d/generated.json`` says it already did."""
     stamp = d / "generated.json"
-    if not (stamp.is_file() and json.loads(stamp.read_text()).get("args") == args[1:]):
-        shutil.rmtree(d, ignore_errors=True)
-        d.mkdir(parents=True)
-        r = subprocess.run(args, capture_output=True, text=True, env=_env())
-        if r.returncode != 0:
-            sys.exit(f"tosa_conformance: tosa_verif_build_tests failed for {op}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
-        stamp.write_text(json.dumps({"args": args[1:]}))
-    return sorted(p.parent for p in d.rglob("desc.json"))
+    if stamp.is_file() and json.loads(stamp.read_text()).get("args") == args[1:]:
+        return
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    r = subprocess.run(args, capture_output=True, text=True, env=_env())
+    if r.returncode != 0:
+        sys.exit(f"tosa_conformance: tosa_verif_build_tests failed for {what}:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    stamp.write_text(json.dumps({"args": args[1:]}))
+
+
+def generate(op: str, seed: int, out: Path, extra: list[str], special: bool = True) -> list[Path]:
+    """The test folders of ``op``: every test ``tosa_verif_build_tests`` generates for it (``out/<op>``) and,
+    with ``special``, its special-value tests (full-range and extreme inputs, ``*_is*`` / ``*_full``), which
+    it makes only in its selection mode (``out/<op>-special``: a selection of one test per dtype plus every
+    special test; the tests the first set already has are not run twice).  Each set is generated once per
+    set of arguments (a stamp file)."""
+    tool = _tool("tosa_verif_build_tests")
+    base = ["--seed", str(seed), "--filter", f"^{op}$", *PROFILE, *extra]
+    d = out / op
+    _build([tool, "-o", str(d), *base], d, op)
+    tests = sorted(p.parent for p in d.rglob("desc.json"))
+    if special:
+        ds = out / f"{op}-special"
+        config = out / "selection.json"
+        if not config.is_file():
+            ops = [o.lower() for o in T.supported_tosa_ops()]
+            config.write_text(json.dumps({o: {"selection": {"default": {"permutes": ["type"], "maximum": 1, "groups": []}}}
+                                          for o in ops}, indent=1))
+        _build([tool, "-o", str(ds), *base, "--test-selection-config", str(config), "--test-selection-criteria", "default"],
+               ds, f"{op} (special tests)")
+        have = {t.name for t in tests}
+        tests += sorted(p.parent for p in ds.rglob("desc.json") if p.parent.name not in have)
+    return tests
 
 
 def run(tests: list[Path], target: str, out: Path, jobs: int, work_dir: str) -> dict[str, tuple[str, str]]:
@@ -85,11 +108,7 @@ def run(tests: list[Path], target: str, out: Path, jobs: int, work_dir: str) -> 
     log = out / f"run-{target}.log"
     with log.open("w") as f:
         subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, env=_env())
-    skips = {}
-    for line in log.read_text(errors="replace").splitlines():
-        m = re.match(r"^Skipping (.*) test (\S+)$", line)
-        if m:
-            skips[m.group(2)] = m.group(1)
+    skips = sut.skip_reasons(log.read_text(errors="replace"), tests)
     results = {}
     suite = next((s for s in ET.parse(xml).getroot() if s.get("name") == SUT), None)
     for case in (suite if suite is not None else []):
@@ -123,6 +142,7 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2, help="runner threads (default 2)")
     ap.add_argument("--work-dir", default="", help="where the kernel libraries are built (default <tmp>/tabula-sut)")
     ap.add_argument("--generate-arg", action="append", default=[], help="one more tosa_verif_build_tests argument (repeatable)")
+    ap.add_argument("--no-special", action="store_true", help="without the special-value tests (see generate())")
     a = ap.parse_args(argv)
 
     known = [o.lower() for o in T.supported_tosa_ops()]
@@ -141,7 +161,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     tests = {}
     for op in ops:
-        tests[op] = generate(op, a.seed, out, a.generate_arg)
+        tests[op] = generate(op, a.seed, out, a.generate_arg, special=not a.no_special)
         print(f"generated {op}: {len(tests[op])} tests", flush=True)
     results: dict[str, dict[str, tuple[str, str]]] = {}
     host_ok = set()

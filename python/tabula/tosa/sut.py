@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -57,15 +58,18 @@ class SutError(TabulaError, RuntimeError):
 
 
 def _harness():
-    """The kernel harness modules ``(kernel_lib, device_kernels)``: the host ctypes wrappers and the QEMU
-    device harness, with the same methods."""
-    tests = str(repo_root() / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    import device_kernels
-    import kernel_lib
-
-    return kernel_lib, device_kernels
+    """The kernel harness modules ``(host, device)``: the host ctypes wrappers and the QEMU device harness,
+    with the same methods (``tabula.harness``; before it moved into the package, ``tests/kernel_lib.py`` and
+    ``tests/device_kernels.py``)."""
+    try:
+        from ..harness import device, host
+    except ImportError:
+        tests = str(repo_root() / "tests")
+        if tests not in sys.path:
+            sys.path.insert(0, tests)
+        import device_kernels as device
+        import kernel_lib as host
+    return host, device
 
 
 def default_work_dir() -> Path:
@@ -110,7 +114,7 @@ def kernel_library(target: str = "host", work_dir: str | os.PathLike | None = No
         else:
             board, portable = DEVICE_TARGETS[target]
             try:
-                lib = dk.DeviceKernelLib(board, portable=portable, work_dir=work / "device")
+                lib = dk.DeviceKernelLib(board, portable=portable, work_dir=work)
                 lib.build()
             except dk.DeviceError as e:
                 raise SutError(f"target={target}: {e}") from None
@@ -210,6 +214,20 @@ class PreparedTest:
             np.save(p, outputs[name])
             paths.append(p)
         return paths
+
+
+def skip_reasons(output: str, tests) -> dict[str, str]:
+    """Test folder -> the reason it was skipped, from ``tosa_verif_run_tests``' output (one ``Skipping <reason>
+    test <folder>`` per skipped test); ``tests`` are the folders run (with ``-j`` the runner's threads may
+    write other text right after a folder's name, so each is matched as the longest test folder it starts
+    with)."""
+    names = sorted((str(t) for t in tests), key=len, reverse=True)
+    out = {}
+    for m in re.finditer(r"Skipping ([^\n]*?) test (\S+)", output):
+        folder = next((n for n in names if m.group(2).startswith(n)), None)
+        if folder is not None:
+            out[folder] = m.group(1)
+    return out
 
 
 class TosaSUTRunner(TosaTestRunner):
