@@ -124,3 +124,24 @@ def device_lib(tmp_path_factory):
         return libs[target]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def digits_m55_build(digits_dir, tmp_path_factory):
+    """The digits example built for corstone300 by SCons (``run=0``) from the session's trained digits,
+    once: ``.build_dir``, ``.out`` (``build_dir/corstone300/digits``), ``.elf`` and ``.args`` (the
+    ``model= calib= data= name=`` options that build it).  Skips without the Arm compiler."""
+    import types
+
+    from helpers import scons
+
+    why = missing_for("arm")
+    if why:
+        pytest.skip(why)
+    b = tmp_path_factory.mktemp("digits_m55")
+    args = [f"model={digits_dir / 'model.pt2'}", f"calib={digits_dir / 'calib.npz'}",
+            f"data={digits_dir / 'test.npz'}", "name=digits"]
+    scons("board=corstone300", f"build_dir={b}", "run=0", *args)
+    out = b / "corstone300" / "digits"
+    return types.SimpleNamespace(build_dir=b, out=out, elf=out / "firmware.elf", args=args, data=digits_dir / "test.npz",
+                                 model=digits_dir / "model.pt2")

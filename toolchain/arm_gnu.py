@@ -15,12 +15,11 @@ refuses a model whose constants or arena do not fit, before anything is compiled
 """
 import shutil
 import subprocess
-import sys
 
 import SCons.Errors
+from argv_actions import MAP_FLAG
 
 from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, INSTALL_HINTS, shared_dir
-from tabula.memory import linker_overflow_line
 
 PREFIX = "arm-none-eabi-"
 GCC = PREFIX + "gcc"
@@ -59,35 +58,18 @@ def generate(env):
         CPPDEFINES=_defines(env, board),
         CPPPATH=[str(shared_dir())],
         LINKFLAGS=list(board.ldflags) + COMMON_LINKFLAGS
-        + ["-Wl,-Map=${TARGET.base}.map", "-Wl,--print-memory-usage", "-L" + str(shared_dir())],
+        + [MAP_FLAG, "-Wl,--print-memory-usage", "-L" + str(shared_dir())],
     )
     if board.linker_script is not None:
         env.Append(LINKFLAGS=["-T" + str(board.linker_script)])
-    if board.memory is not None:
-        env["SPAWN"] = _link_spawn(env["SPAWN"], board.memory)
-
-
-def _link_spawn(spawn, memory_map):
-    """SCons SPAWN: compiles run as before; the link (the command with ``-Wl,-Map=``) runs the same
-    way (``sh -c``) with its output captured, and a region overflow becomes one tabula line."""
-
-    def run(sh, escape, cmd, args, env):
-        if not any(str(a).startswith("-Wl,-Map=") for a in args):
-            return spawn(sh, escape, cmd, args, env)
-        p = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
-        sys.stdout.write(p.stdout)
-        line = linker_overflow_line(p.stdout + p.stderr, memory_map) if p.returncode else None
-        if line is None:
-            sys.stderr.write(p.stderr)
-        else:
-            print(f"tabula: error: {line}", file=sys.stderr)
-        return p.returncode
-
-    return run
+    # the link (toolchain/argv_actions.py) captures ld's output and names an overflowing region in one line
+    env["TABULA_MEMORY_MAP"] = board.memory
 
 
 def _defines(env, board):
-    defines = [("TABULA_BOARD_NAME", '\\"%s\\"' % board.name),
+    """The defines every object gets, as (name, value) with the value as the compiler must see it
+    (arguments go to gcc as a list: no shell quoting)."""
+    defines = [("TABULA_BOARD_NAME", '"%s"' % board.name),
                ("TABULA_BOARD_TICK_HZ", "%du" % board.tick_hz)]
     defines += list(board.defines()) if hasattr(board, "defines") else []
     if env.get("TABULA_PORTABLE"):

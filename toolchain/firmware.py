@@ -14,12 +14,18 @@ the kernel sources are the manifest's build list.  The linker script's memory pa
 constants and arena placed in other regions) is generated from the board's ``board.toml [memory]``
 by :func:`tabula.memory.linker_script`; the board's ``linker.ld`` INCLUDEs it.  Objects go to
 ``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs) never share an
-object file. Objects carry no absolute path (:func:`reproducible_flags`). Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
+object file. Objects carry no absolute path (:func:`reproducible_flags`). The compiler and the linker
+get their arguments as lists, never through a shell (``toolchain/argv_actions.py``). Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
 on the include path (that is where model.h is found).
 """
+import sys
 from pathlib import Path
 
-from tabula import dtypes, kernels, memory
+if str(Path(__file__).resolve().parent) not in sys.path:  # the tools import argv_actions beside them
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import argv_actions  # noqa: E402
+
+from tabula import dtypes, kernels, memory  # noqa: E402
 from tabula.boards import repo_root, shared_dir
 
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
@@ -100,12 +106,12 @@ def build_firmware(env, board, model_sources, build_dir):
                 name, k = f"{stem}_{k}", k + 1
             seen.add(name)
             target = str(build_dir / "obj" / group / (name + env.subst("$OBJSUFFIX")))
-            objects += env.Object(target=target, source=str(src) if isinstance(src, Path) else src)
+            objects += argv_actions.c_object(env, target, str(src) if isinstance(src, Path) else src)
 
     if board.linker_script is not None:
         ld = memory_script(env, board, build_dir)
         env.Append(LINKFLAGS=["-L" + ld.dir.get_abspath()])
-    program = env.Program(target=str(build_dir / "firmware"), source=objects)
+    program = argv_actions.program(env, str(build_dir / "firmware"), objects)
     if board.linker_script is not None:
         env.Depends(program, [str(board.linker_script), str(shared_dir() / "cortex_m_sections.ld"), ld])
     env.Clean(program, str(build_dir / "firmware.map"))

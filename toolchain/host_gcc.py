@@ -7,6 +7,7 @@ import os
 import shutil
 
 import SCons.Errors
+from argv_actions import MAP_FLAG
 
 from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, INSTALL_HINTS
 
@@ -27,7 +28,7 @@ def generate(env):
     for tool in ("gcc", "gnulink", "ar"):
         env.Tool(tool)
     env.Replace(CC=cc, LINK=cc, PROGSUFFIX="", TABULA_TOOL_BOARD=board.name)
-    defines = [("TABULA_BOARD_NAME", '\\"%s\\"' % board.name),
+    defines = [("TABULA_BOARD_NAME", '"%s"' % board.name),   # as gcc sees it: argv, no shell quoting
                ("TABULA_BOARD_TICK_HZ", "%du" % board.tick_hz)]
     if env.get("TABULA_PORTABLE"):
         defines.append(("TABULA_PORTABLE_ONLY", 1))
@@ -35,5 +36,5 @@ def generate(env):
         CFLAGS=[C_STD],
         CCFLAGS=COMMON_CFLAGS + list(board.cflags),
         CPPDEFINES=defines,
-        LINKFLAGS=list(board.ldflags) + COMMON_LINKFLAGS + ["-Wl,-Map=${TARGET.base}.map"],
+        LINKFLAGS=list(board.ldflags) + COMMON_LINKFLAGS + [MAP_FLAG],
     )

@@ -7,7 +7,7 @@
     tabula tosa     --ir build/dir --out build/dir/model.tosa           # the whole IR as a TOSA 1.0 flatbuffer
     tabula show     build/dir/results.json
     tabula boards
-    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--profile]
+    tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--probe ID] [--profile]
 
 Errors a user can fix end in one ``tabula: error: ...`` line and exit code 2 (1 for a failed
 validation: bit-exact mismatches or a device error); no traceback unless ``TABULA_DEBUG=1``.
@@ -125,21 +125,33 @@ def _cmd_plots(a) -> int:
 
 
 def _cmd_show(a) -> int:
+    """Print a results.json (or a build folder's) as the report table; its structure is checked first
+    (:func:`tabula.report.check_results`) and control characters in its text are escaped."""
     from .errors import MissingFileError, StageError
-    from .report import print_table
+    from .files import shown
+    from .report import check_results, print_table
 
     if os.path.isdir(a.results):  # a build folder: its results.json
         a.results = os.path.join(a.results, "results.json")
+    path = shown(a.results)
+    again = "run the board again (tabula run or scons) to rewrite it"
     try:
         with open(a.results, encoding="utf-8") as f:
             res = json.load(f)
     except FileNotFoundError:
-        raise MissingFileError(f"{a.results} not found; tabula run (or scons) writes results.json") from None
+        raise MissingFileError(f"{path} not found; tabula run (or scons) writes results.json") from None
+    except RecursionError:
+        raise StageError(f"{path} is not a readable results.json (nested too deeply to be tabula's); {again}") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StageError(f"{a.results} is not a readable results.json ({type(e).__name__}: {e}); run the "
-                         "board again (tabula run or scons) to rewrite it") from None
+        raise StageError(f"{path} is not a readable results.json ({type(e).__name__}: {e}); {again}") from None
     if not isinstance(res, dict):
-        raise StageError(f"{a.results} holds a JSON {type(res).__name__}, not tabula results; run the board again")
+        raise StageError(f"{path} holds a JSON {type(res).__name__}, not tabula results; run the board again")
+    try:
+        check_results(res)
+    except RecursionError:
+        raise StageError(f"{path} is not tabula results (nested too deeply); {again}") from None
+    except ValueError as e:
+        raise StageError(f"{path} is not tabula results: {shown(e)}; {again}") from None
     print_table(res)
     return 0
 
@@ -166,63 +178,77 @@ def _cmd_boards(a) -> int:
 def _cmd_validate(a) -> int:
     """Build (SCons, incremental) and run on the board, check every output bit-exact against the
     integer reference and against float, write results.json; exit 1 on any mismatch or device
-    error (the results received so far are still in results.json)."""
-    _quiet_torch()
-    import subprocess
+    error (the results received so far are still in results.json).
+
+    SCons reports through a status file (:mod:`tabula.status`): where it built (the firmware, the model
+    and data it used) or the first stage's own error, which becomes this command's one line.  The
+    build folder (``<build-dir>/<board>``) stays locked from the build through the run."""
+    import tempfile
     from pathlib import Path
 
+    from . import procs, status
     from .boards import load_board, repo_root
     from .deploy import SessionError
     from .errors import StageError
+    from .files import LOCK_ENV, LOCK_NAME, check_build_dir, check_folder_name, lock_folder, make_dirs, shown
     from .report import print_table
-    from .stages import run_and_report
-
-    from .stages import check_run_options
+    from .stages import check_run_options, run_and_report
 
     board = load_board(a.board)
-    check_run_options(board, a.runner or None, a.limit, a.port or None, a.timeout)
+    runner = check_run_options(board, a.runner or None, a.limit, a.port or None, a.timeout, probe=a.probe or None)
     if bool(a.model) != bool(a.data):
         raise StageError("--model and --data go together (or give neither for the digits example)")
+    check_build_dir(a.build_dir, "--build-dir ")
+    if a.name:
+        check_folder_name(a.name, "--name ")
+    if runner == "board":  # a missing probe is said in a second, not after the build
+        from .deploy.runners.board import check_probe
+
+        check_probe(board, a.probe or None)
+    _quiet_torch()  # after the checks: a wrong option or a missing probe is said before torch loads
     build_dir = Path(a.build_dir).resolve()
-    if a.name and (a.name in (".", "..") or any(c in a.name for c in "/\\\0")):
-        raise StageError(f"--name {a.name!r} must be a plain folder name (no '/', '\\' or '..'): every file goes "
-                         f"into <build-dir>/<board>/<name>")
     if a.model:
-        name = a.name or Path(a.model).stem
         model, data = str(Path(a.model).resolve()), str(Path(a.data).resolve())
         calib = str(Path(a.calib or a.data).resolve())
-        args = [f"model={model}", f"calib={calib}", f"data={data}", f"name={name}"]
+        args = [f"model={model}", f"calib={calib}", f"data={data}"] + ([f"name={a.name}"] if a.name else [])
     else:  # the digits example, as `scons board=...` does
-        name = a.name or "digits"
-        args = [f"name={name}"]
+        args = [f"name={a.name}"] if a.name else []
     if a.profile:  # SCons builds a profiling firmware into <name>-profile
         args.append("profile=1")
-    out = build_dir / board.name / (name + ("-profile" if a.profile else ""))
-    cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(repo_root()), f"board={board.name}",
-           f"build_dir={build_dir}", "run=0", *args]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    if built.returncode != 0:
-        lines = [ln for ln in (built.stderr + "\n" + built.stdout).splitlines() if ln.strip()]
-        # the stage's own error (tabula: error: ..., with its continuation lines) or SCons's
-        ours = [i for i, ln in enumerate(lines) if ln.startswith("tabula: error:")]
-        if ours:
-            first = ours[0]
-            rest = [ln for ln in lines[first + 1 :] if not ln.startswith(("scons:", "gcc ", "arm-none-eabi-", '"'))]
-            raise StageError("build failed: " + "\n".join([lines[first][len("tabula: error: "):], *rest]))
-        scons_err = [ln for ln in lines if ln.startswith("scons: ***")]
-        raise StageError(f"build failed: {' | '.join(scons_err or lines[-3:])}")
-    if not a.model:
-        data = str(build_dir / board.name / "examples" / "digits" / "test.npz")
-        model = str(build_dir / board.name / "examples" / "digits" / "model.pt2")
-    elf = out / ("firmware.elf" if board.toolchain == "arm_gnu" else "firmware")
+    board_dir = make_dirs(build_dir / board.name, "build folder", "--build-dir")
+    lock = lock_folder(board_dir, "tabula validate --board " + board.name)
     try:
-        res = run_and_report(elf, board.name, out, data, model, out, runner=a.runner or None,
-                             limit=a.limit or None, port=a.port or None,
-                             timeout_s=a.timeout or None)
-    except SessionError as e:
-        print(f"tabula: error: {str(e).splitlines()[0]} (the outputs received are checked in "
-              f"{out / 'results.json'})", file=sys.stderr)
-        return 1
+        with tempfile.TemporaryDirectory(prefix="tabula-validate-") as tmp:
+            status_file = Path(tmp) / "status.jsonl"
+            env = {**os.environ, status.STATUS_ENV: str(status_file),
+                   LOCK_ENV: str((board_dir / LOCK_NAME).resolve())}
+            cmd = [sys.executable, "-m", "SCons", "-Q", "-C", str(repo_root()), f"board={board.name}",
+                   f"build_dir={build_dir}", "run=0", *args]
+            built = procs.run(cmd, capture_output=True, text=True, env=env)
+            records = status.read(status_file)
+        failed = status.first_error(records)
+        if built.returncode != 0 or failed is not None:
+            if failed is not None:
+                raise StageError(f"build failed: {failed['error']}")
+            tail = [ln for ln in (built.stderr or "").splitlines() if ln.strip()][-2:]
+            raise StageError(f"build failed (scons exit {built.returncode}, no stage said why): "
+                             f"{shown(' | '.join(tail)) or 'no output'}")
+        where = next((r for r in reversed(records) if r.get("stage") == "scons" and r.get("firmware")), None)
+        if where is None:
+            raise StageError("the build wrote no status record (is SConstruct from this checkout?); "
+                             f"run scons board={board.name} yourself to see why")
+        out, elf = Path(where["out"]), Path(where["firmware"])
+        try:
+            res = run_and_report(elf, board.name, out, where["data"], where["model"], out, runner=a.runner or None,
+                                 limit=a.limit or None, port=a.port or None, timeout_s=a.timeout or None,
+                                 probe=a.probe or None)
+        except SessionError as e:
+            print(f"tabula: error: {str(e).splitlines()[0]} (the outputs received are checked in "
+                  f"{out / 'results.json'})", file=sys.stderr)
+            return 1
+    finally:
+        if lock is not None:
+            os.close(lock)
     if not a.quiet:
         print_table(res)
     if res["bit_exact_mismatches"] or res["n_outputs_received"] != res["n_samples"]:
@@ -243,6 +269,8 @@ def _add_validate(sub) -> None:
     v.add_argument("--name", default="")
     v.add_argument("--runner", default="", help="override the board's runner (host, qemu, fvp, board)")
     v.add_argument("--port", default="", help="serial port or pyserial URL of a real board")
+    v.add_argument("--probe", default="", help="debug probe of a real board: its unique id (pyocd list); "
+                                               "default: the one connected")
     v.add_argument("--limit", type=int, default=0)
     v.add_argument("--timeout", type=float, default=None, help="seconds per wait (default: the runner's)")
     v.add_argument("--build-dir", default="build")
@@ -305,7 +333,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``tabula`` command; returns its exit code (0 ok, 2 a problem the user can fix, 1 a failed
+    validation or device).  A failure is also recorded in ``$TABULA_STATUS`` when set (:mod:`tabula.status`)."""
     args = build_parser().parse_args(argv)
+    from . import status
     from .errors import TabulaError
 
     debug = bool(os.environ.get("TABULA_DEBUG"))
@@ -315,11 +346,14 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         print(f"tabula: error: {e}", file=sys.stderr)
+        status.record(args.cmd, error=str(e), exit_code=e.exit_code)
         return e.exit_code
-    except (OSError, ValueError, TypeError) as e:  # a library's own check (torch, numpy), a full disk: one line
+    except (OSError, ValueError, TypeError, RecursionError) as e:  # a library's own check (torch, numpy), a full disk
         if debug:
             raise
-        print(f"tabula: error: {type(e).__name__}: {e} (set TABULA_DEBUG=1 for the traceback)", file=sys.stderr)
+        msg = f"{type(e).__name__}: {e} (set TABULA_DEBUG=1 for the traceback)"
+        print(f"tabula: error: {msg}", file=sys.stderr)
+        status.record(args.cmd, error=msg, exit_code=2)
         return 2
 
 

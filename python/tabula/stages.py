@@ -71,13 +71,13 @@ def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | N
 
 
 def check_run_options(board, runner: str | None = None, limit: int | None = None, port: str | None = None,
-                      timeout_s: float | None = None) -> str:
+                      timeout_s: float | None = None, probe: str | None = None) -> str:
     """Check the options of a run before anything is built or started; returns the runner's name.
 
     Raises:
         StageError: ``limit`` < 0, ``timeout_s`` <= 0 or not finite, an unknown ``runner`` or one the
             board's ``board.toml`` has no ``[runner.<name>]`` table for (``fvp`` for the host build), or a
-            ``port`` for a runner other than ``board`` (it would be ignored).
+            ``port`` or ``probe`` for a runner other than ``board`` (it would be ignored).
     """
     import math
 
@@ -95,23 +95,59 @@ def check_run_options(board, runner: str | None = None, limit: int | None = None
     if runner and known and name not in known:
         raise StageError(f"runner {name} cannot run {board.name}'s firmware: boards/{board.name}/board.toml names "
                          f"{', '.join(known)}; drop runner=, or pick a board built for {name} (tabula boards)")
-    if port and name != "board":
-        raise StageError(f"a port ({port}) is for a real board (runner board), but {board.name} runs on {name}; "
-                         "drop the port, or pick a dev board (tabula boards)")
+    for what, value in (("port", port), ("probe", probe)):
+        if value and name != "board":
+            raise StageError(f"a {what} ({value}) is for a real board (runner board), but {board.name} runs on {name}; "
+                             f"drop the {what}, or pick a dev board (tabula boards)")
     return name
 
 
+EXPORT_FIX = "torch.export.save(torch.export.export(model.eval(), (x[:1],)), '{p}')"
+
+
+def saved_with_torch_save(path: str | Path) -> bool:
+    """Whether ``path`` is a ``torch.save`` file (a pickled module, state_dict or tensor: a zip with
+    ``data.pkl`` and no ``torch.export`` program in it, or a bare pickle) rather than a
+    ``torch.export.save`` archive."""
+    import zipfile
+
+    p = Path(path)
+    try:
+        if zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as z:
+                names = z.namelist()
+            exported = any(n.endswith(("serialized_exported_program.json", "archive_format")) or "/models/" in n
+                           for n in names)
+            return not exported and any(n.endswith("data.pkl") for n in names)
+        with open(p, "rb") as f:
+            head = f.read(2)
+        return len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5  # a pickle's PROTO opcode
+    except OSError:
+        return False
+
+
 def load_exported(model_path: str | Path):
-    """Load a ``.pt2`` ExportedProgram; StageError if missing or unreadable."""
+    """Load a ``.pt2`` ExportedProgram.
+
+    Raises:
+        StageError: the file is missing, is a ``torch.save`` file (a pickled module or state_dict, not
+            an exported program: the message gives the ``torch.export.save`` line), or is no readable
+            ``torch.export`` program (one line, with torch's first line of why).
+    """
     import torch
 
     p = Path(model_path)
     if not p.is_file():
-        raise StageError(f"model file {p} not found; export it with torch.export.save(torch.export.export(model, args), '{p}')")
+        raise StageError(f"model file {p} not found; export it with {EXPORT_FIX.format(p=p)}")
+    if saved_with_torch_save(p):
+        raise StageError(f"{p} was written by torch.save (a pickled module or state_dict), not by torch.export.save: "
+                         f"tabula reads exported programs; export it with {EXPORT_FIX.format(p=p)}")
     try:
         return torch.export.load(str(p))
     except Exception as e:  # torch raises many types for a bad archive
-        raise StageError(f"cannot load {p} as a torch.export program (.pt2): {e}") from e
+        why = next((ln.strip() for ln in str(e).splitlines() if ln.strip() and "warnings above" not in ln), "")
+        raise StageError(f"cannot load {p} as a torch.export program (.pt2): {type(e).__name__}"
+                         f"{': ' + why if why else ''}; export it again with {EXPORT_FIX.format(p=p)}") from None
 
 
 def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
@@ -121,9 +157,10 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
 
     import tabula
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    from .files import make_dirs
+
     ep = load_exported(model_path)
+    out = make_dirs(out_dir)
     x, _ = _load_npz_x(calib_path, "calibration")
     example = tuple(a for a in ep.example_inputs[0]) if ep.example_inputs else (torch.from_numpy(x[:1]),)
     if len(example) != 1:
@@ -188,17 +225,22 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
             memory = load_board(board).memory
         except ValueError as e:
             raise StageError(str(e)) from e
+    from .files import make_dirs
+
+    make_dirs(src_dir)
     res = generate(g, src_dir, model_name, memory, profile=profile)
     prof = Path(src_dir) / "profile.json"
+    from .files import write_json
+
     if profile:
-        prof.write_text(json.dumps({"ops": res.ops}, indent=1) + "\n")
+        write_json(prof, {"ops": res.ops})
     else:
         prof.unlink(missing_ok=True)
     info = {"arena_bytes": res.arena.size, "live_set_lower_bound": res.arena.lower_bound,
             "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
     if memory is not None:
         info["memory"] = {"board": board, **res.placement.to_json()}
-    (Path(src_dir) / "arena.json").write_text(json.dumps(info, indent=1) + "\n")
+    write_json(Path(src_dir) / "arena.json", info)   # sorted keys: the same plan is the same bytes
     return res
 
 
@@ -256,7 +298,8 @@ def memory_report(elf_path, board) -> list | None:
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
                    runner: str | None = None, limit: int | None = None,
-                   port: str | None = None, timeout_s: float | None = None, float_path=None) -> dict:
+                   port: str | None = None, timeout_s: float | None = None, float_path=None,
+                   probe: str | None = None) -> dict:
     """Stage 5+6: run every sample of ``data_path`` on the board, check bit-exact against the
     integer reference, compare with float, write ``results.json`` and print a table.
 
@@ -265,7 +308,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     ``sqnr_db_vs_float`` the lowest, and the accuracies are those of the first output.
 
     The same on every runner (host, qemu, fvp, board): ``runner`` overrides the board's choice,
-    ``port`` is the serial port of a real board. ``float_path``: the float model's outputs from
+    ``port`` is the serial port of a real board, ``probe`` its debug probe (pyocd unique id). ``float_path``: the float model's outputs from
     :func:`float_stage` (then torch is not imported and ``model_path`` only names the model in
     messages); None: run ``model_path`` here. When the session fails (timeout, reset, closed
     link, bad status) the outputs received so far are still checked and written to
@@ -286,7 +329,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
 
     out = Path(out_dir)
     board = load_board(board_name)
-    runner_name = check_run_options(board, runner, limit, port, timeout_s)
+    runner_name = check_run_options(board, runner, limit, port, timeout_s, probe)
     program = tabula.load(ir_dir)
     x, y = _load_npz_x(data_path, "test data")
     want = tuple(program.graph.tensors[program.graph.inputs[0]].shape)
@@ -310,11 +353,14 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     ref_outputs = [program.run_int(*xi) for xi in int_inputs]
     payloads = [b"".join(a.tobytes() for a in xi) for xi in int_inputs]
 
+    from .files import make_dirs
+
+    make_dirs(out)
     t0 = time.monotonic()
     error = None
     try:
         session = run_on_board(elf_path, board_name, payloads, runner=runner_name,
-                               log_path=out / "run.log", port=port, timeout_s=timeout_s)
+                               log_path=out / "run.log", port=port, timeout_s=timeout_s, probe=probe)
     except SessionError as e:
         session, error = e.partial, e
     wall_s = time.monotonic() - t0
@@ -470,9 +516,11 @@ def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = Non
     x, _ = _load_npz_x(data_path, "test data")
     if limit:
         x = x[:limit]
+    from .files import make_dirs
+
     outs = run_float(load_exported(model_path), model_path, x, len(program.graph.outputs))
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(out.parent)
     with out.open("wb") as f:
         np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
     return out
@@ -564,7 +612,10 @@ def plot_stage(ir_dir, out_dir) -> list[Path]:
     import tabula
     from tabula.report.tables import plot_tables
 
-    return plot_tables(tabula.load(ir_dir).graph, out_dir)
+    from .files import make_dirs
+
+    graph = tabula.load(ir_dir).graph
+    return plot_tables(graph, make_dirs(out_dir))
 
 
 def _arena_bytes(elf_path) -> int | None:

@@ -365,8 +365,9 @@ def test_huge_calibration_is_a_warning_in_the_report(tiny, capsys):
     from tabula.stages import data_warnings
 
     x = np.load(tiny / "calib.npz")["x"]
+    # x 1e10: a grid far wider than the test data, still one the integer program holds (x 1e30 is refused)
     program = tabula.lower(tabula.quantize(torch.export.load(str(tiny / "tiny.pt2")), (torch.from_numpy(x[:1]),),
-                                           x * 1e30))
+                                           x * 1e10))
     ints = [program.quantize_inputs(x[i : i + 1]) for i in range(6)]
     w = data_warnings(program, ints, 12.0, "m.pt2")
     assert len(w) == 1 and "only 1 integer code" in w[0] and "calibrate on inputs like the test data" in w[0]
@@ -421,7 +422,7 @@ def test_float_labels_that_are_whole_numbers_are_accepted(tiny, tmp_path):
     (["validate", "--limit", "-1"], r"limit -1"),
     (["validate", "--runner", "fvp"], r"runner fvp cannot run host's firmware.*names host"),
     (["validate", "--port", "/dev/ttyACM0"], r"port \(/dev/ttyACM0\) is for a real board.*host runs on host"),
-    (["validate", "--name", "../../x"], r"--name '\.\./\.\./x' must be a plain folder name"),
+    (["validate", "--name", "../../x"], r"--name '\.\./\.\./x' is not a plain folder name \(it holds '/'\)"),
     (["validate", "--board", "nosuchboard"], r"unknown board 'nosuchboard'"),
 ])
 def test_bad_arguments_are_refused_before_anything_builds(tiny, tmp_path, capsys, argv, words):
@@ -441,7 +442,7 @@ def test_bad_arguments_are_refused_before_anything_builds(tiny, tmp_path, capsys
 @pytest.mark.parametrize("arg,words", [
     ("limit=-1", r"limit=-1 must be a whole number >= 0"),
     ("port=/dev/ttyACM0", r"port=/dev/ttyACM0 is for a real board"),
-    ("name=../../x", r"name='\.\./\.\./x' must be a plain folder name"),
+    ("name=../../x", r"name='\.\./\.\./x' is not a plain folder name \(it holds '/'\)"),
     ("data=/nonexistent/test.npz", r"data=/nonexistent/test\.npz not found"),
 ])
 def test_bad_scons_arguments_are_refused(tiny, tmp_path, arg, words):
@@ -612,3 +613,322 @@ def test_program_run_names_the_shape_the_user_gave(tiny):
     with pytest.raises(ValueError) as e:
         tabula.load(tiny / "prog").run(np.zeros((1, 6, 6), np.float32))
     _single_line(e.value, r"\(1, 6, 6\)", r"\(1, 1, 6, 6\)", "batch")
+
+
+# ---- issue 20 -------------------------------------------------------------------------------------------
+# 1: no shell ever reads user text.  Each metacharacter in each of name=, build_dir=, model=, calib=, data=
+# is built correctly or refused in one line, and the command it would inject never runs (a marker file).
+# Cheap: the refused cases stop before anything compiles (one SCons start each); the carried ones share
+# one host build whose build_dir, model, calib and data paths hold them all (each component or file name
+# one payload per character, so no quote of one masks another).
+
+MARKER = f"tabula-injected-{os.getpid()}"
+METACHARS = {"backtick": "`", "dollar": "$", "dollar-paren": "$(", "semicolon": ";", "quote": "'",
+             "double-quote": '"', "newline": "\n"}
+PAYLOADS = {"backtick": f"m`touch {MARKER}`x", "dollar": f"m${MARKER}x", "dollar-paren": f"m$(touch {MARKER})x",
+            "semicolon": f"m;touch {MARKER};x", "quote": f"m'touch {MARKER}'x",
+            "double-quote": f'm"touch {MARKER}"x', "newline": f"m\ntouch {MARKER}\nx"}
+#: (option, character) pairs SCons refuses up front: every name= but a plain folder name, and what SCons
+#: cannot carry in a build folder ('$' expands as a variable, a newline splits its lines).
+REFUSED = {("name", c) for c in METACHARS} | {("build_dir", c) for c in ("dollar", "dollar-paren", "newline")}
+CARRIED_IN_BUILD_DIR = [c for c in METACHARS if ("build_dir", c) not in REFUSED]
+
+
+def _markers(*dirs: Path) -> list[Path]:
+    return [d / MARKER for d in (ROOT, Path.cwd(), *dirs) if (d / MARKER).exists()]
+
+
+def _scons_host(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", "board=host", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+@pytest.fixture(scope="module")
+def metachar_build(tiny, tmp_path_factory):
+    """One host build (run=1) whose every path holds the characters SCons can carry: build_dir nested
+    one component per character, model/calib/data each named with all seven payloads."""
+    base = tmp_path_factory.mktemp("meta")
+    build_dir = base.joinpath(*[PAYLOADS[c] for c in CARRIED_IN_BUILD_DIR])
+    files = base / "files"
+    files.mkdir()
+    every = "".join(PAYLOADS.values())
+    model, calib, data = files / f"{every}.pt2", files / f"c{every}.npz", files / f"d{every}.npz"
+    shutil.copy(tiny / "tiny.pt2", model)
+    shutil.copy(tiny / "calib.npz", calib)
+    x = np.load(tiny / "calib.npz")["x"]
+    np.savez(data, x=x[:5])   # 5 samples: only this file has that many
+    p = _scons_host(f"build_dir={build_dir}", f"model={model}", f"calib={calib}", f"data={data}")
+    leaked = _markers(base, files, build_dir)
+    for m in leaked:
+        m.unlink()
+    # name= defaults to the model's file name made a plain folder name: each other character becomes '_'
+    out = build_dir / "host" / re.sub(r"[^\w.+-]", "_", model.stem).lstrip(".-")
+    return p, out, {"build_dir": build_dir, "model": model, "calib": calib, "data": data}, leaked
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("char", sorted(METACHARS))
+@pytest.mark.parametrize("option", ["name", "build_dir", "model", "calib", "data"])
+def test_metacharacters_are_built_correctly_or_refused_in_one_line(tiny, tmp_path, metachar_build, option, char):
+    if (option, char) in REFUSED:
+        args = {"build_dir": str(tmp_path / "b"), "model": str(tiny / "tiny.pt2"), "calib": str(tiny / "calib.npz")}
+        args[option] = PAYLOADS[char] if option == "name" else str(tmp_path / PAYLOADS[char])
+        p = _scons_host(*[f"{k}={v}" for k, v in args.items()], "run=0")
+        leaked = _markers(tmp_path)
+        for m in leaked:
+            m.unlink()
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith("scons: "), p.stdout + p.stderr
+        why = "is not a plain folder name" if option == "name" else "SCons cannot carry"
+        assert why in lines[0] and repr(METACHARS[char])[1:-1].strip("'") in lines[0], lines[0]
+        assert "Traceback" not in p.stdout + p.stderr and not leaked
+        assert not (tmp_path / "b").exists() and not list(tmp_path.glob("m*"))
+        return
+    p, out, paths, leaked = metachar_build
+    assert METACHARS[char] in str(paths[option])
+    assert p.returncode == 0 and "Traceback" not in p.stdout + p.stderr, p.stdout[-3000:] + p.stderr[-3000:]
+    assert not leaked, leaked
+    r = json.loads((out / "results.json").read_text())
+    assert r["n_samples"] == r["n_outputs_received"] == 5 and r["bit_exact_mismatches"] == 0   # data= was read
+    assert (out / "ir.json").is_file() and (out / "firmware").is_file()                          # model=, calib=
+    assert out.parent.parent == paths["build_dir"]                                              # build_dir= as given
+
+
+# 2: a killed build leaves no emulator
+
+def _qemu_running(elf: Path) -> list[int]:
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+            state = (d / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X") and argv and argv[0].endswith(b"qemu-system-arm") and str(elf).encode() in argv:
+            found.append(int(d.name))
+    return found
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize("kill", ["process group", "scons only"])
+def test_a_killed_build_leaves_no_emulator(digits_m55_build, kill):
+    """``scons board=corstone300`` is killed (SIGKILL) while QEMU runs the firmware: its whole process
+    group, or only the SCons process.  QEMU (started in its own session, so a group kill never reaches
+    it) must end with the tabula process that started it -- before, it ran on for minutes at 84 % CPU."""
+    import signal
+
+    b = digits_m55_build
+    p = subprocess.Popen([sys.executable, "-m", "SCons", "-Q", "board=corstone300", f"build_dir={b.build_dir}",
+                          *b.args, f"limit={360 if kill == 'scons only' else 359}"], cwd=ROOT, start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    try:
+        deadline = time_now() + 180
+        while not _qemu_running(b.elf) and p.poll() is None and time_now() < deadline:
+            sleep(0.02)
+        assert _qemu_running(b.elf), "QEMU never started"
+    finally:
+        if kill == "process group":
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            p.kill()
+        p.wait()
+    deadline = time_now() + 10
+    while _qemu_running(b.elf) and time_now() < deadline:
+        sleep(0.05)
+    left = _qemu_running(b.elf)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"QEMU {left} outlived the killed build"
+
+
+def time_now() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def sleep(s: float) -> None:
+    import time
+
+    time.sleep(s)
+
+
+# 3: no debug probe: one line within seconds, naming the probe, the board's target and probe=
+
+@pytest.mark.arm
+def test_no_probe_is_one_line_within_10_s(tmp_path):
+    """pyocd is installed and no probe is attached: ``tabula validate`` on a real board says so before
+    building anything (it used to build, then wait 180 s for pyocd)."""
+    import time
+
+    if shutil.which("pyocd") is None:
+        pytest.skip("pyocd not installed: pip install -e '.[board]'")
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "tabula.cli", "validate", "--board", "nucleo_h743zi", "--build-dir",
+                        str(tmp_path / "b")], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    took = time.monotonic() - t0
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert took < 10 and p.returncode == 2 and len(lines) == 1, (took, p.stderr)
+    assert re.search(r"no debug probe connected for nucleo_h743zi \(pyocd target stm32h743xx\): plug in the "
+                     r"on-board ST-LINK .* or name one with probe=<unique id>", lines[0]), lines[0]
+    assert not (tmp_path / "b").exists()                     # nothing was built
+    t0 = time.monotonic()                                    # the runner itself, as scons' run stage meets it
+    with pytest.raises(RunnerError) as e:
+        tabula.deploy.run_on_board(_fake_elf(tmp_path / "fw.elf", 40), "nucleo_h743zi", [b"x"], probe="066DFF")
+    _single_line(e.value, r"debug probe '066DFF' for nucleo_h743zi \(pyocd target stm32h743xx\) not found")
+    assert time.monotonic() - t0 < 10
+
+
+# 4: degenerate data, filesystem errors
+
+@pytest.mark.parametrize("factor,words", ids=["x1e30", "x1e20"], argvalues=[
+    (1e30, r"calibration input 0 spans \[-\d\.\d+e\+30, \d\.\d+e\+30\]: the grid of the model input x spans .* beyond 2\^64"),
+    (1e20, r"calibration input 0 spans \[.*e\+20\].*beyond 2\^64"),
+])
+def test_a_calibration_beyond_float32_is_refused_through_the_api(tiny, factor, words):
+    x = torch.from_numpy(np.load(tiny / "calib.npz")["x"])
+    with pytest.raises(QuantizationError) as e:
+        tabula.quantize(torch.export.load(str(tiny / "tiny.pt2")), (x[:1],), x * factor)
+    _single_line(e.value, words, "units the model was trained on")
+
+
+class _SiluConv(nn.Module):   # digits' pattern: conv -> silu -> conv
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(1, 2, 3, padding=1), nn.Conv2d(2, 2, 3, padding=1)
+
+    def forward(self, x):
+        return torch.tanh(self.c2(nn.functional.silu(self.c1(x))))
+
+
+def test_a_calibration_whose_rescale_no_multiplier_holds_is_refused():
+    """Images x 1e15: within float32, but the second conv's rescale factor is about 1e-22, below 2^-63
+    (its multiplier rounds to 0); lowering said only "multiplier [0]" (digits: the same), now quantize
+    names the input and its range."""
+    torch.manual_seed(0)
+    x = torch.rand(100, 1, 6, 6)   # 100 inputs: the histogram grids (with fewer this one still lowers)
+    with pytest.raises(QuantizationError) as e:
+        tabula.quantize(_SiluConv().eval(), (x[:1],), x * 1e15)
+    _single_line(e.value, r"calibration input 0 spans \[\S+, 1e\+15\]: conv2d_1 \(test_bad_inputs\.py:\d+ node "
+                          r"conv2d_1\) would rescale by \d\.\d+e-2\d .* below 2\^-63: its 32-bit multiplier would be 0")
+
+
+def test_a_calibration_beyond_float32_is_refused_through_the_cli(tiny, tmp_path, capsys):
+    np.savez(tmp_path / "huge.npz", x=np.load(tiny / "calib.npz")["x"] * 1e30)
+    rc = cli_main(["quantize", "--model", str(tiny / "tiny.pt2"), "--calib", str(tmp_path / "huge.npz"),
+                   "--out", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, r"calibration input 0 spans \[.*e\+30\]", "beyond 2\\^64")
+    assert not (tmp_path / "o" / "ir.json").exists()
+
+
+@pytest.mark.parametrize("shape", [(8, 1, 5, 5), (8, 6, 6), (8, 1, 6, 6, 1)])
+def test_a_wrongly_shaped_calibration_names_the_expected_shape(shape):
+    with pytest.raises(QuantizationError) as e:
+        tabula.quantize(_Tiny().eval(), (torch.zeros(1, 1, 6, 6),), torch.rand(shape))
+    _single_line(e.value, rf"shape \(1, {', '.join(map(str, shape[1:]))}\), but the model takes \(1, 1, 6, 6\)",
+                 r"give calibration of shape \[n, 1, 6, 6\]")
+
+
+@pytest.mark.parametrize("where,words", ids=["under-a-file", "proc"], argvalues=[
+    ("under a file", r"cannot create the build folder .*: .*tiny\.pt2 is a file, not a folder; choose a writable folder with build_dir="),
+    ("/proc", r"cannot create the build folder /proc/tabula-\w+/host: /proc does not take new folders"),
+])
+def test_scons_build_dir_that_cannot_be_made_is_one_line(tiny, where, words):
+    build_dir = tiny / "tiny.pt2" / "b" if where == "under a file" else Path(f"/proc/tabula-{os.getpid()}")
+    p = _scons_host(f"build_dir={build_dir}", f"model={tiny / 'tiny.pt2'}", f"calib={tiny / 'calib.npz'}", "run=0")
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and re.search(words, lines[0]), p.stdout + p.stderr
+    assert "Traceback" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("cmd", ["quantize", "codegen"])
+def test_an_output_folder_in_proc_is_one_line(tiny, capsys, cmd):
+    argv = (["quantize", "--model", str(tiny / "tiny.pt2"), "--calib", str(tiny / "calib.npz")] if cmd == "quantize"
+            else ["codegen", "--ir", str(tiny / "prog")])
+    rc = cli_main(argv + ["--out", "/proc/tabula-x/out"])
+    _one_line_error(capsys, rc, r"cannot create the output folder /proc/tabula-x/out: /proc does not take new "
+                                r"folders .*; choose a writable folder with --out")
+
+
+@pytest.mark.parametrize("saved", ["module", "state_dict"])
+def test_a_torch_save_file_is_named_with_the_fix(tiny, tmp_path, capsys, saved):
+    m = _Tiny().eval()
+    torch.save(m if saved == "module" else m.state_dict(), tmp_path / "m.pt2")
+    rc = cli_main(["quantize", "--model", str(tmp_path / "m.pt2"), "--calib", str(tiny / "calib.npz"),
+                   "--out", str(tmp_path / "o")])
+    err = _one_line_error(capsys, rc, r"m\.pt2 was written by torch\.save \(a pickled module or state_dict\), not by "
+                                      r"torch\.export\.save", r"export it with torch\.export\.save\(torch\.export\.export\(")
+    assert "warnings above" not in err
+
+
+def test_validate_names_the_failing_stage_from_the_status_file(tiny, tmp_path, capsys):
+    """``tabula validate`` reads what the stages recorded (tabula.status), not SCons's stderr: the
+    quantize stage's own line, once."""
+    torch.save(_Tiny().eval(), tmp_path / "saved.pt2")
+    rc = cli_main(["validate", "--board", "host", "--model", str(tmp_path / "saved.pt2"), "--data",
+                   str(tiny / "test.npz"), "--build-dir", str(tmp_path / "b")])
+    _one_line_error(capsys, rc, r"^tabula: error: build failed: \S*saved\.pt2 was written by torch\.save")
+
+
+# 5: show escapes and checks; one build per build_dir at a time; byte-stable JSON
+
+def test_show_escapes_control_characters(tmp_path, capsys):
+    p = tmp_path / "results.json"
+    p.write_text(json.dumps({"board": "host\x1b[2J\x1b[31mred", "warnings": ["a\x1b]0;title\x07b\nc"],
+                             "memory": [{"region": "itcm\r", "constants": 1}]}))
+    assert cli_main(["show", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\r" not in out
+    assert "host\\x1b[2J\\x1b[31mred" in out and "a\\x1b]0;title\\x07b\\nc" in out and "memory itcm\\r" in out
+
+
+@pytest.mark.parametrize("content,words", [
+    ("[" * 100_000 + "]" * 100_000, r"nested too deeply"),
+    ('{"a": ' * 40 + "1" + "}" * 40, r"nested more than 32 levels"),
+    (json.dumps({"memory": [{"constants": 1}]}), r"'memory'\[0\] lacks 'region'"),
+    (json.dumps({"outputs": [{"index": 0, "shape": [3], "sqnr_db_vs_float": 1.0}]}), r"'outputs'\[0\] lacks 'bit_exact"),
+    (json.dumps({"tables": [{"max_lsb": "big", "mean_lsb": 0.1}]}), r"'tables'\[0\]\['max_lsb'\] is str, not a number"),
+    (json.dumps({"link": [1]}), r"'link' is a list, not an object"),
+    (json.dumps({"warnings": "x"}), r"'warnings' is not a list of text"),
+], ids=["100000-deep", "40-deep", "memory-no-region", "outputs-no-mismatches", "tables-text-number", "link-list",
+        "warnings-text"])
+def test_show_checks_the_structure(tmp_path, capsys, content, words):
+    p = tmp_path / "results.json"
+    p.write_text(content)
+    _one_line_error(capsys, cli_main(["show", str(p)]), words, "run the board again")
+
+
+def test_a_second_build_of_one_build_dir_stops_with_one_line(tiny, tmp_path):
+    """While a build holds build_dir/<board> (here: this test holds its lock), a second SCons stops at
+    once with one line instead of running every stage again beside it."""
+    from tabula.files import lock_folder
+
+    board_dir = tmp_path / "b" / "host"
+    board_dir.mkdir(parents=True)
+    fd = lock_folder(board_dir, "the first build")
+    try:
+        p = _scons_host(f"build_dir={tmp_path / 'b'}", f"model={tiny / 'tiny.pt2'}", f"calib={tiny / 'calib.npz'}",
+                        "run=0")
+    finally:
+        os.close(fd)
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1, p.stdout + p.stderr
+    assert re.search(rf"{re.escape(str(board_dir))} is being built by another process \(pid {os.getpid()}: the "
+                     r"first build\); wait for it to finish, or build into another build_dir=", lines[0]), lines[0]
+    assert not (board_dir / "tiny").exists()
+
+
+def test_codegen_json_is_byte_stable(tiny, tmp_path):
+    """arena.json under two hash seeds (the arena planner's dicts come out in another order): the same
+    bytes, as every JSON the build writes (sorted keys)."""
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / seed
+        subprocess.run([sys.executable, "-m", "tabula.cli", "codegen", "--ir", str(tiny / "prog"), "--out", str(out),
+                        "--board", "host", "--profile"], check=True, capture_output=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed})
+        outs.append({f: (out / f).read_bytes() for f in ("arena.json", "profile.json", "model.c")})
+    assert outs[0] == outs[1]

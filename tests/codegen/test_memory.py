@@ -261,8 +261,14 @@ def test_a_model_too_big_for_the_board_stops_before_the_build_with_one_line(tmp_
     `tabula codegen --board` both end in one line, exit code 2, before anything compiles."""
     torch.manual_seed(0)
     _save(nn.Sequential(nn.Linear(2048, 1100), nn.ReLU(), nn.Linear(1100, 4)), torch.randn(4, 2048), tmp_path, "huge")
-    # this checkout's tabula (a bare `python -m tabula.cli` imports whatever is installed)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "python")}
+    # this checkout's tabula (a bare `python -m tabula.cli` imports whatever is installed); a stand-in pyocd
+    # that lists one probe (validate checks for the board's probe before it builds anything)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "pyocd").write_text(f"#!{sys.executable}\nprint('{{\"status\": 0, \"boards\": "
+                                            "[{\"unique_id\": \"0001\", \"info\": \"probe\"}]}')\n")
+    (tmp_path / "bin" / "pyocd").chmod(0o755)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "python"),
+           "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     p = subprocess.run([sys.executable, "-m", "tabula.cli", "validate", "--board", "nucleo_h743zi", "--model",
                         str(tmp_path / "huge.pt2"), "--data", str(tmp_path / "huge_test.npz"), "--calib",
                         str(tmp_path / "huge_calib.npz"), "--build-dir", str(tmp_path / "b")],

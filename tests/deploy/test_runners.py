@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import socket
 import sys
 import threading
@@ -150,6 +151,69 @@ def test_fvp_that_fails_to_start_is_one_clear_error(fake_fvp, tmp_path, monkeypa
             pass
 
 
+def test_every_runner_shares_the_one_base_class():
+    """start/wait/stop/describe, the log and the lifetime of child processes live once, in
+    runners/_process.Runner; every runner module's Runner derives from it and adds only open()."""
+    from tabula.deploy.runners import available_runners
+    from tabula.deploy.runners._process import Runner as Base
+
+    names = available_runners()
+    assert names == ["board", "fvp", "host", "qemu"]
+    for name in names:
+        cls = get_runner(name)
+        assert issubclass(cls, Base) and cls.open is not Base.open, name
+        assert all(getattr(cls, m) is getattr(Base, m) for m in ("start", "spawn", "run_tool", "stop")), name
+
+
+# ---- process lifetime: nothing a runner started outlives the tabula process -----------------------
+
+_PARENT = """
+import sys, time
+from tabula.deploy.runners import get_runner
+runner = get_runner(sys.argv[1])(log_path=sys.argv[3])
+with runner.start(sys.argv[2], None) as link:
+    print(runner.proc.pid, flush=True)
+    time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie nobody reaped yet is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.parametrize("name", ["host", "fvp"])
+def test_a_killed_tabula_process_takes_its_emulator_with_it(name, fake_fvp, tmp_path, monkeypatch):
+    """``kill -9`` of the process running a session: the FVP (here the fake in the real FVP's
+    ``linger`` manner: it keeps simulating when its UART client goes) and a host firmware that is stuck
+    (it no longer reads its pipe) end with it -- before, both ran on in their own session."""
+    if name == "host":
+        fw = tmp_path / "stuck_firmware"
+        fw.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n")
+        fw.chmod(0o755)
+    else:
+        monkeypatch.setenv("FAKE_FVP_MODE", "linger")
+        fw = fake_fvp[0]
+    import subprocess
+
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, name, str(fw), str(tmp_path / f"{name}.log")],
+                              stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    assert _running(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 5
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if _running(child):
+        os.kill(child, 9)
+        pytest.fail(f"the {name} child {child} outlived its killed parent")
+
+
 # ---- board (pyocd + serial) ------------------------------------------------------------------
 
 FAKE_PYOCD = """#!{python}
@@ -157,7 +221,14 @@ import json, os, sys
 args = sys.argv[1:]
 with open({log!r}, "a") as f:
     f.write(" ".join(args) + "\\n")
-if args[:2] == ["json", "--targets"]:
+if args and args[0] == os.environ.get("FAKE_PYOCD_HANG"):
+    import time
+    time.sleep(60)
+if args[:2] == ["json", "--probes"]:
+    probes = [{{"unique_id": "066DFF485153", "info": "ST NUCLEO-H743ZI", "target": "stm32h743xx"}},
+              {{"unique_id": "0670FF3031", "info": "ST NUCLEO-H743ZI2", "target": "stm32h743xx"}}]
+    print(json.dumps({{"status": 0, "boards": probes[:int(os.environ.get("FAKE_PYOCD_PROBES", "1"))]}}))
+elif args[:2] == ["json", "--targets"]:
     print(json.dumps({{"status": 0, "targets": [{{"name": "stm32h743xx", "source": "builtin"}},
                                                 {{"name": "m467hjhae", "source": "builtin"}}]}}))
 elif args[0] == "load" and os.environ.get("FAKE_PYOCD_FAIL"):
@@ -185,8 +256,9 @@ class PtyDevice(threading.Thread):
     whenever the fake pyocd logs a ``reset``, answers INPUT with the reversed payload. ``reset_after``: reboot by itself after
     that many outputs; ``silent``: never answer INPUT."""
 
-    def __init__(self, calls: Path, reset_after=None, silent=False):
+    def __init__(self, calls: Path, reset_after=None, silent=False, mute=False):
         super().__init__(daemon=True)
+        self.mute = mute   # never a byte: a board on another port, or at another baud
         self.master, slave = pty.openpty()
         self.port = os.ttyname(slave)
         self._slave = slave
@@ -215,7 +287,8 @@ class PtyDevice(threading.Thread):
             n_resets = sum(ln.startswith("reset ") for ln in text.splitlines())
             if n_resets > resets_seen:
                 resets_seen = n_resets
-                self.boot()
+                if not self.mute:
+                    self.boot()
             if not select.select([self.master], [], [], 0.02)[0]:
                 continue
             try:
@@ -268,9 +341,10 @@ def test_board_runner_flashes_resets_and_runs_over_a_pty(fake_pyocd, pty_device,
     assert r.outputs == REVERSED and r.ticks == [7, 14, 21, 28] and r.eot
     assert (r.board_name, r.tick_hz) == ("nucleo_h743zi", 64_000_000)
     assert calls.read_text().splitlines() == [
+        "json --probes",
         "json --targets",
-        f"load --target stm32h743xx --no-reset --format elf {elf}",
-        "reset --target stm32h743xx"]
+        f"load --target stm32h743xx --uid 066DFF485153 --no-reset --format elf {elf}",
+        "reset --target stm32h743xx --uid 066DFF485153"]
 
 
 def test_board_run_on_board_with_port_and_device_reset(fake_pyocd, pty_device, tmp_path):
@@ -351,6 +425,72 @@ def test_board_runner_errors_are_one_line(fake_pyocd, tmp_path, monkeypatch):
     with pytest.raises(RunnerError, match=r"^pyocd not found; install it with: pip install 'tabula\[board\]'"):
         with get_runner("board")(port="loop://").start(elf, load_board("nucleo_h743zi")):
             pass
+
+
+def test_board_runner_says_in_seconds_which_probe_is_missing(fake_pyocd, monkeypatch):
+    """The probe is checked first (pyocd json --probes): none, several and none named, or the named
+    one absent -- each one line with the board, its target, the probe it needs and probe=; nothing is
+    flashed. A named probe is used for every later command."""
+    elf, calls = fake_pyocd
+    nucleo = load_board("nucleo_h743zi")
+
+    def start(probe=None):
+        t0 = time.monotonic()
+        with pytest.raises(RunnerError) as e:
+            with get_runner("board")(port="loop://", probe=probe).start(elf, nucleo):
+                pass
+        assert time.monotonic() - t0 < 10
+        return str(e.value)
+
+    monkeypatch.setenv("FAKE_PYOCD_PROBES", "0")
+    assert start() == (
+        "no debug probe connected for nucleo_h743zi (pyocd target stm32h743xx): plug in the on-board ST-LINK (the "
+        "Nucleo's USB connector CN1) by USB (pyocd json --probes lists none), or name one with probe=<unique id> "
+        "(scons) or --probe (tabula validate); `pyocd list` shows them")
+    monkeypatch.setenv("FAKE_PYOCD_PROBES", "2")
+    assert start().startswith("2 debug probes connected (066DFF485153 (ST NUCLEO-H743ZI), 0670FF3031 (ST "
+                              "NUCLEO-H743ZI2)) and none named for nucleo_h743zi (pyocd target stm32h743xx); name one "
+                              "with probe=<unique id>")
+    assert start(probe="ABCD").startswith("debug probe 'ABCD' for nucleo_h743zi (pyocd target stm32h743xx) not found "
+                                          "(connected: 066DFF485153 (ST NUCLEO-H743ZI), 0670FF3031")
+    assert set(calls.read_text().splitlines()) == {"json --probes"}      # nothing was flashed
+    monkeypatch.setenv("TABULA_PROBE", "0670ff")                        # named (a part of the id, any case)
+    with get_runner("board")(port="loop://").start(elf, nucleo):
+        pass
+    assert calls.read_text().splitlines()[-2:] == [
+        f"load --target stm32h743xx --uid 0670FF3031 --no-reset --format elf {elf}", "reset --target stm32h743xx --uid 0670FF3031"]
+
+
+def test_board_runner_names_the_step_that_stalled(fake_pyocd, pty_device, monkeypatch):
+    """A flash that hangs is killed after its bound and named (step 'flash', the target, the probe);
+    a board that says nothing after reset is named too (step 'serial', the port and the baud)."""
+    import dataclasses
+
+    import tabula.boards
+    import tabula.deploy.runners.board as board_runner
+
+    elf, calls = fake_pyocd
+    monkeypatch.setattr(board_runner, "FLASH_TIMEOUT_S", 0.5)
+    monkeypatch.setenv("FAKE_PYOCD_HANG", "load")
+    t0 = time.monotonic()
+    with pytest.raises(RunnerError) as e:
+        with get_runner("board")(port="loop://").start(elf, load_board("nucleo_h743zi")):
+            pass
+    assert time.monotonic() - t0 < 5
+    assert re.match(r"board runner: step 'flash' stalled: \S*pyocd load --target stm32h743xx --uid 066DFF485153 "
+                    r".* did not finish within 0\.5 s; flashing firmware\.elf into stm32h743xx through probe "
+                    r"066DFF485153 stopped", str(e.value)), str(e.value)
+    monkeypatch.delenv("FAKE_PYOCD_HANG")
+    dev = pty_device(mute=True)
+    quick = dataclasses.replace(load_board("nucleo_h743zi"), serial={"baud": 115200, "boot_s": 0.5})
+    monkeypatch.setattr(tabula.boards, "load_board", lambda name: quick)
+    with pytest.raises(DeviceTimeout) as e:
+        run_on_board(elf, "nucleo_h743zi", SAMPLES, port=dev.port, timeout_s=5)
+    first = str(e.value).splitlines()[0]
+    assert first == (f"no HELLO from the device within 0.5 s; received nothing from the device; step 'serial' stalled: "
+                     f"nothing arrived on serial port {dev.port} at 115200 baud, after flashing and resetting through "
+                     "probe 066DFF485153; is it the board's own serial port (port=...), and does the baud match "
+                     "board.toml [serial]?")
 
 
 def test_find_port_by_usb_id():

@@ -63,13 +63,16 @@ class FakeDevice(threading.Thread):
     Link trouble, each applied the first time only: ``damage_output``/``lose_output``: seqs whose
     OUTPUT arrives with one flipped digit / never; ``lose_input``: seqs whose INPUT is not seen;
     ``damage_hello``, ``damage_status``: the first HELLO / STATUS arrives damaged; ``lose_eot``:
-    every EOT is lost and the device parks (a board: the link stays open)."""
+    every EOT is lost and the device parks (a board: the link stays open).
+
+Speed: ``slow`` (seq -> seconds) and ``slow_all`` make an inference take that long, during which the
+device reads nothing (like the firmware: requests wait in the UART's buffer)."""
 
     def __init__(self, read, write, close, *, noise=False, nack_first=0, silent_after=None,
                  close_after=None, exit_code=0, model_status=0, duplicate=False, hello=True,
                  input_sizes=IN_SIZES, version=2, damage_output=(), lose_output=(), lose_input=(),
                  damage_hello=False, damage_status=False, nack_reason=NackReason.CRC_MISMATCH,
-                 lose_eot=False):
+                 lose_eot=False, slow=None, slow_all=0.0):
         super().__init__(daemon=True)
         self._read, self._write, self._close = read, write, close
         self.noise, self.nack_first, self.duplicate, self.hello = noise, nack_first, duplicate, hello
@@ -79,6 +82,7 @@ class FakeDevice(threading.Thread):
         self.damage_output, self.lose_output = set(damage_output), set(lose_output)
         self.lose_input, self.damage_hello, self.damage_status = set(lose_input), damage_hello, damage_status
         self.lose_eot = lose_eot
+        self.slow, self.slow_all = dict(slow or {}), slow_all   # seconds an inference takes (not reading)
         self.received: list[tuple[int, int]] = []  # (type, seq) of every frame the device got
         self.n_inferences = self.n_replayed = 0
         self.stop = threading.Event()
@@ -142,6 +146,7 @@ class FakeDevice(threading.Thread):
                         100 + f.seq, self.model_status, model(f.payload)))
                     last = (f.seq, f.payload, out)
                     self.n_inferences += 1
+                    time.sleep(self.slow.get(f.seq, self.slow_all))
                     if f.seq in self.lose_output:
                         self.lose_output.discard(f.seq)
                     elif f.seq in self.damage_output:
@@ -251,7 +256,7 @@ def test_good_device(transport, tmp_path):
     assert r.link_stats() == {
         "protocol_version": 2, "frames_sent": 7, "frames_received": 7,   # HELLO, 5 OUTPUT, STATUS
         "damaged_detected_by_host": 0, "damaged_detected_by_device": 0, "nacks_received": 0,
-        "retries": 0, "retries_by_cause": {}, "outputs_replayed": 0, "ignored_frames": 0}
+        "retries": 0, "retries_by_cause": {}, "spurious_retries": 0, "outputs_replayed": 0, "ignored_frames": 0}
 
 
 def test_garbage_banners_duplicates_and_stale_frames_are_ignored(transport):
@@ -321,6 +326,40 @@ def test_lost_output_is_asked_again_after_one_retransmission_timeout(transport):
     assert r.outputs == expected(SAMPLES[:2]) and r.retries == {"silence": 1}
     assert dev.received[:2] == [(MsgType.INPUT, 0), (MsgType.RESEND, 0)]
     assert (r.n_inferences, r.device_replayed) == (2, 1)
+    assert r.n_spurious_retries == 0          # the link really lost that OUTPUT: the retry stays counted
+
+
+@pytest.mark.parametrize("transport", ["pipe"], indirect=True)   # timing, not transport: one is enough
+def test_a_slow_inference_is_not_a_retry(transport):
+    """Sample 3 takes 1.6 s (a loaded emulator, a stall) while the others take milliseconds: the host
+    asks again after its 1 s timeout, the device answers that RESEND too once it has computed, and the
+    second copy shows the retry was not needed: no retry counted, one spurious, outputs exact."""
+    link, dev = transport(slow={3: 1.6})
+    r = run_session(link, SAMPLES, timeout_s=30)
+    assert r.outputs == expected(SAMPLES) and r.exit_code == 0
+    assert dev.received[3:5] == [(MsgType.INPUT, 3), (MsgType.RESEND, 3)]   # it did ask again
+    assert (r.n_retries, r.retries, r.n_spurious_retries) == (0, {}, 1)
+    assert (r.n_inferences, r.device_replayed) == (5, 1)
+    assert r.link_stats()["spurious_retries"] == 1 and r.link_stats()["retries"] == 0
+
+
+@pytest.mark.parametrize("transport", ["pipe"], indirect=True)
+def test_the_input_timer_learns_a_long_inference(transport, monkeypatch):
+    """Every inference takes 0.6 s, three times the first timeout and twice the cap (scaled down from
+    3 s / 4 s): the first sample's silences turn out spurious and teach the INPUT timer the true round
+    trip, so the later samples are never asked again; before, every sample cost a retry."""
+    import tabula.deploy.session as session
+
+    monkeypatch.setattr(session, "RETRY_FIRST_S", 0.2)
+    monkeypatch.setattr(session, "RETRY_MIN_S", 0.1)
+    monkeypatch.setattr(session, "RETRY_MAX_S", 0.3)
+    link, dev = transport(slow_all=0.6)
+    r = run_session(link, SAMPLES[:4], timeout_s=30)
+    assert r.outputs == expected(SAMPLES[:4])
+    resent = [seq for t, seq in dev.received if t == MsgType.RESEND]
+    assert resent and set(resent) == {0}                 # only the first sample, before anything was measured
+    assert r.n_retries == 0 and r.n_spurious_retries == len(resent)
+    assert r.n_inferences == 4
 
 
 def test_lost_input_is_sent_again_after_the_device_says_it_has_no_output(transport):
@@ -388,6 +427,20 @@ def test_fake_device_through_a_faulty_link(seed):
     assert injected["frames_damaged"] > 5                  # the link really was bad
     assert r.n_retries >= injected["frames_damaged"] // 2
     assert r.n_rejected_frames + r.device_rejected + r.retries.get("silence", 0) >= injected["frames_damaged"] // 2
+
+
+def test_input_timer_floor_and_cap_follow_the_inference():
+    t = _RetryTimer(cap_s=4.0, limit_s=60.0)
+    t.inference(3.0)                                       # the device says it computed for 3 s
+    assert t.floor_s == 6.0 and t.rto == 6.0               # never asked again sooner than twice that
+    t.sample(10.0)                                         # a 10 s round trip
+    assert t.cap == 20.0 and t.rto == 20.0                 # srtt + 4 rttvar = 30, within twice the longest
+    for _ in range(5):
+        t.backoff()
+    assert t.rto == 20.0
+    link = _RetryTimer(cap_s=4.0)                          # the link timer keeps its 4 s cap
+    link.sample(10.0)
+    assert link.rto == 4.0
 
 
 def test_retry_timer_follows_rfc_6298_with_karn_and_backoff():

@@ -43,10 +43,11 @@ def test_digits_on_host_is_bit_exact_and_incremental(build_dir):
 
 
 @pytest.mark.qemu
-def test_digits_on_corstone300_qemu(build_dir):
-    p = scons("board=corstone300", f"build_dir={build_dir}")
+def test_digits_on_corstone300_qemu(build_dir, digits_m55_build):
+    # the session's corstone300 digits build (conftest: the same train.py, built once for several tests)
+    p = scons("board=corstone300", f"build_dir={digits_m55_build.build_dir}", *digits_m55_build.args)
     assert "bit_exact_mismatches" in p.stdout  # the table is printed
-    r = _results(build_dir, "corstone300")
+    r = _results(digits_m55_build.build_dir, "corstone300")
     assert r["runner"] == "qemu" and r["n_outputs_received"] == 360
     assert r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
     assert abs(r["device_accuracy"] - r["float_accuracy"]) <= 0.01
@@ -60,7 +61,7 @@ def test_digits_on_corstone300_qemu(build_dir):
     # the same integer program ran on host and on the M55
     host = build_dir / "host" / "digits"
     if host.is_dir():
-        assert (host / "src/model.c").read_bytes() == (build_dir / "corstone300/digits/src/model.c").read_bytes()
+        assert (host / "src/model.c").read_bytes() == (digits_m55_build.out / "src/model.c").read_bytes()
 
 
 class _Tiny(nn.Module):

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from .runners import get_runner
-from .runners._process import RunnerError, runner_settings
+from .runners._process import Runner, RunnerError, runner_settings
 from .faults import FaultSpec, FaultyLink, summarize
 from .session import (
     MAX_RETRIES,
@@ -36,7 +36,7 @@ FAULTS_ENV = "TABULA_LINK_FAULTS"
 
 __all__ = ["run_on_board", "run_session", "SessionResult", "SessionError", "DeviceError",
            "DeviceTimeout", "DeviceReset", "LinkError", "InputSizeMismatch", "RunnerError",
-           "get_runner", "FaultSpec", "FaultyLink"]
+           "get_runner", "Runner", "FaultSpec", "FaultyLink"]
 
 
 def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[bytes],
@@ -44,17 +44,19 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
                  log_path: str | os.PathLike | None = None,
                  expect_input_bytes: list[int] | None = None,
                  port: str | None = None, faults: FaultSpec | str | None = None,
-                 max_retries: int = MAX_RETRIES) -> SessionResult:
+                 max_retries: int = MAX_RETRIES, probe: str | None = None) -> SessionResult:
     """Start ``elf_path`` with the board's runner, run every sample, return the results.
 
     ``runner`` defaults to the board's choice (:meth:`tabula.boards.Board.pick_runner`: the
     first installed of ``[runner] prefer``, else ``default``); ``timeout_s`` to the runner's
     ``timeout_s`` (each wait: boot, every sample, the final status). ``port`` is the serial port
-    for the ``board`` runner. ``log_path`` receives the raw UART transcript (default
+    and ``probe`` the debug probe (pyocd unique id; default ``$TABULA_PROBE``, else the one connected)
+    for the ``board`` runner.  Every process a runner starts ends with this one (:mod:`tabula.procs`). ``log_path`` receives the raw UART transcript (default
     ``<elf dir>/run.log``); the runner's own output goes beside it as ``<log stem>.<runner>.log``.
     Session errors carry the results received so far (``err.partial``) and get the runner's log
-    tail as a note. Where the runner's process exit code is the firmware's (QEMU, host), it must
-    equal the exit code in STATUS.
+    tail as a note, and the runner's word on which step stalled (:meth:`Runner.explain`) on their first
+    line. Where the runner's process exit code is the firmware's (QEMU, host), it must equal the exit
+    code in STATUS.
 
     ``faults`` (a FaultSpec or its ``rate[:seed[:kinds]]`` text; default ``$TABULA_LINK_FAULTS``)
     puts a FaultyLink between the host and the device; what it injected lands in
@@ -77,7 +79,7 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
     log_path = Path(log_path) if log_path is not None else Path(elf_path).parent / "run.log"
     proc_log = log_path.with_name(f"{log_path.stem}.{name}.log")
 
-    options = {"port": port} if port else {}
+    options = {k: v for k, v in (("port", port), ("probe", probe)) if v}
     run = get_runner(name)(log_path=proc_log, **options)
     reports_exit = getattr(run, "REPORTS_EXIT_CODE", True)
     try:
@@ -105,6 +107,9 @@ def run_on_board(elf_path: str | os.PathLike, board_name: str, inputs: list[byte
             except RunnerError as e:
                 raise DeviceTimeout(f"session finished but {e}", result) from e
     except SessionError as e:
+        hint = run.explain(e) if hasattr(run, "explain") else None
+        if hint and e.args:
+            e.args = (f"{e.args[0]}; {hint}",) + tuple(e.args[1:])
         e.add_note(run.describe())
         raise
     if reports_exit and result.process_exit_code != result.exit_code:

@@ -26,7 +26,17 @@ deviations, measured only on requests answered without a retry (Karn's rule), wi
 [``RETRY_MIN_S``, ``RETRY_MAX_S``], ``RETRY_FIRST_S`` before the first measurement; doubled after
 each silence, halved back after a request answered without one. Retries after a NACK or a damaged
 frame wait a short exponential backoff first (``BACKOFF_BASE_S``·2^(n-1), at most
-``BACKOFF_MAX_S``). A version 1 device is driven the same way except that it gets INPUT again
+``BACKOFF_MAX_S``).
+
+An INPUT's round trip includes the inference, so INPUTs have their own timer: its floor is twice the
+inference time the device reports (OUTPUT ticks / HELLO tick_hz) and its cap grows to twice the
+longest round trip measured (up to ``timeout_s``), so a device that computes for 10 s per sample is
+not asked again every 4 s. A silence that was only a slow device (a loaded emulator, a long
+inference) is told apart after the fact, as TCP does with D-SACK (RFC 3708): the device answers every
+repeated request, so when the reply to a request that was asked again only on silence arrives once
+more (a replay, same frame), that retry was not needed: it moves from ``retries`` to
+``spurious_retries`` and the true round trip (first send to first reply) is measured. Retries the
+link needed (a lost or damaged frame: no second copy comes) stay counted. A version 1 device is driven the same way except that it gets INPUT again
 instead of RESEND (it recomputes), is never asked again on mere silence, and exits after STATUS
 without EXIT.
 
@@ -69,7 +79,11 @@ inference on a loaded emulator can take a second or two)."""
 RETRY_MIN_S = 1.0
 """The retransmission timeout never goes below this (seconds; RFC 6298 rounds up to 1 s too)."""
 RETRY_MAX_S = 4.0
-"""Nor above this: a device slower than that per inference gets a (harmless) RESEND every 4 s."""
+"""Nor above this, for requests without an inference (HELLO requests, END, EXIT) and for INPUTs until
+a longer inference was measured (the INPUT timer's cap then grows to ``INFERENCE_FACTOR`` times it)."""
+INFERENCE_FACTOR = 2.0
+"""The INPUT timer waits at least this many times the device's reported inference time, and its cap
+grows to this many times the longest INPUT round trip measured."""
 BACKOFF_BASE_S = 0.002
 BACKOFF_MAX_S = 0.2
 TAIL_BYTES = 200
@@ -95,8 +109,9 @@ class SessionResult:
     n_frames_sent: int = 0  # frames the host wrote, retries included
     n_frames_received: int = 0  # good frames from the device (CRC matched)
     n_nacks: int = 0  # NACKs for the host's requests: damaged frames the device detected
-    n_retries: int = 0  # requests sent again
+    n_retries: int = 0  # requests sent again because the link lost or damaged something
     retries: dict[str, int] = field(default_factory=dict)  # cause (nack, damaged, silence) -> count
+    n_spurious_retries: int = 0  # sent again on silence while the device was only slow (its answer came twice)
     device_rejected: int | None = None  # from a version 2 STATUS: frames the device NACKed
     device_replayed: int | None = None  # from a version 2 STATUS: OUTPUTs sent again from store
     injected: dict | None = None  # ground truth of a FaultyLink (tabula.deploy.faults), if one ran
@@ -125,8 +140,9 @@ class SessionResult:
         rejected by CRC, hex, length or newline checks on each side (the device's count comes in
         STATUS, None from a version 1 device); ``retries`` and ``retries_by_cause`` (nack, damaged,
         silence); ``outputs_replayed``: OUTPUTs the device re-sent from store instead of
-        recomputing; ``injected``: what a fault-injecting link really did, when one was used
-        (frames, frames_damaged, faults by kind).
+        recomputing; ``spurious_retries``: requests sent again on silence while the device was still
+        computing (both answers arrived: the link lost nothing; not in ``retries``); ``injected``: what a
+        fault-injecting link really did, when one was used (frames, frames_damaged, faults by kind).
         """
         stats = {
             "protocol_version": self.hello.version if self.hello else None,
@@ -137,6 +153,7 @@ class SessionResult:
             "nacks_received": self.n_nacks,
             "retries": self.n_retries,
             "retries_by_cause": dict(sorted(self.retries.items())),
+            "spurious_retries": self.n_spurious_retries,
             "outputs_replayed": self.device_replayed,
             "ignored_frames": self.n_ignored_frames,
         }
@@ -241,22 +258,33 @@ class _Receiver:
 
 class _RetryTimer:
     """The retransmission timeout (RTO). Its base is TCP's (RFC 6298): SRTT + 4·RTTVAR over round
-    trips of requests answered without any retry (Karn's rule), at least RETRY_MIN_S, RETRY_FIRST_S
-    before the first measurement. ``backoff`` doubles it after a silence (a slow device thus
-    teaches the host its pace); ``relax`` halves it back towards the base after a request that was
-    answered without a silence; both stay within [base, cap_s]."""
+    trips of requests answered without any retry (Karn's rule), at least RETRY_MIN_S (and
+    ``floor_s``), RETRY_FIRST_S before the first measurement; ``backoff`` doubles it after a silence
+    (a slow device thus teaches the host its pace); ``relax`` halves it back towards the base after a
+    request that was answered without a silence; both stay within [base, cap].
 
-    def __init__(self, cap_s: float):
+    The cap is ``cap_s``; with ``limit_s`` (the INPUT timer) it grows to INFERENCE_FACTOR times the
+    longest round trip measured and the floor to INFERENCE_FACTOR times the longest inference the
+    device reported (:meth:`inference`), both at most ``limit_s``."""
+
+    def __init__(self, cap_s: float, limit_s: float | None = None):
         self.cap_s = cap_s
+        self.limit_s = limit_s if limit_s is not None else cap_s
         self.srtt: float | None = None
         self.rttvar = 0.0
+        self.longest = 0.0      # longest round trip measured (s)
+        self.floor_s = 0.0      # INFERENCE_FACTOR x the longest inference the device reported (s)
         self.rto = self.base
+
+    @property
+    def cap(self) -> float:
+        return min(self.limit_s, max(self.cap_s, INFERENCE_FACTOR * self.longest, self.floor_s))
 
     @property
     def base(self) -> float:
         if self.srtt is None:
-            return min(RETRY_FIRST_S, self.cap_s)
-        return min(max(RETRY_MIN_S, self.srtt + 4 * self.rttvar), self.cap_s)
+            return min(max(RETRY_FIRST_S, self.floor_s), self.cap)
+        return min(max(RETRY_MIN_S, self.floor_s, self.srtt + 4 * self.rttvar), self.cap)
 
     def sample(self, rtt: float) -> None:
         if self.srtt is None:
@@ -264,13 +292,37 @@ class _RetryTimer:
         else:
             self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
             self.srtt = 0.875 * self.srtt + 0.125 * rtt
+        self.longest = max(self.longest, rtt)
         self.rto = self.base
 
+    def inference(self, seconds: float) -> None:
+        """The device reported computing for ``seconds`` (OUTPUT ticks / tick_hz): never time out sooner
+        than INFERENCE_FACTOR times the longest such."""
+        if seconds > 0:
+            self.floor_s = min(self.limit_s, max(self.floor_s, INFERENCE_FACTOR * seconds))
+            self.rto = max(self.rto, self.base)
+
     def backoff(self) -> None:
-        self.rto = min(2 * self.rto, self.cap_s)
+        self.rto = min(2 * self.rto, self.cap)
 
     def relax(self) -> None:
         self.rto = max(self.base, self.rto / 2)
+
+
+@dataclass
+class _Echo:
+    """A reply accepted after ``silences`` retries, all on silence: each further copy of it (the device
+    answering a repeated request) shows one of those retries was not needed."""
+    type: int
+    seq: int
+    payload: bytes
+    silences: int
+    rtt: float           # first send to first reply: the true round trip if no retry was needed
+    timer: "_RetryTimer"
+    seen: int = 0
+
+    def matches(self, frame: Frame) -> bool:
+        return (frame.type, frame.seq, frame.payload) == (self.type, self.seq, self.payload)
 
 
 def _open_log(log) -> tuple[IO | None, bool, Path | None]:
@@ -312,7 +364,9 @@ class _Session:
                  max_retries: int):
         self.link, self.rx, self.result = link, rx, result
         self.timeout_s, self.max_retries = timeout_s, max_retries
-        self.timer = _RetryTimer(min(timeout_s, RETRY_MAX_S))
+        self.timer = _RetryTimer(min(timeout_s, RETRY_MAX_S))   # HELLO requests, END, EXIT
+        self.compute = _RetryTimer(min(timeout_s, RETRY_MAX_S), limit_s=timeout_s)   # INPUT: + the inference
+        self.echo: _Echo | None = None
         self.hello_seen = False
         self.idempotent = True  # False for a version 1 device: no retry on mere silence
 
@@ -327,31 +381,41 @@ class _Session:
     def ask(self, stage: str, request: bytes | None, accept: Callable[[Frame], bool],
             again: Callable[[str, object], bytes | None], *, seq: int | None = None,
             fatal_nacks: tuple = (), eot_mark: int | None = None,
-            timeout_s: float | None = None) -> Frame | None:
+            timeout_s: float | None = None, timer: _RetryTimer | None = None) -> Frame | None:
         """Send ``request`` (None: only listen) and return the first frame ``accept`` takes, or
         None once an EOT beyond ``eot_mark`` arrives. ``again(cause, last_nack)`` is the frame to
         send when asking again (None: nothing to ask yet, keep listening). NACKs with ``seq`` (or
-        0xFFFF) answer this request; a reason in ``fatal_nacks`` ends the session."""
+        0xFFFF) answer this request; a reason in ``fatal_nacks`` ends the session. ``timer``: the
+        retransmission timer (default the link's; INPUTs use the one that includes the inference)."""
         timeout_s = self.timeout_s if timeout_s is None else timeout_s
+        timer = self.timer if timer is None else timer
         t0 = time.monotonic()
         deadline = t0 + timeout_s
         causes: Counter[str] = Counter()
         last_nack = None
         if request is not None:
             self.send(request)
-        sent_at, mark = time.monotonic(), self.rx.parser.n_rejected
+        first_sent = sent_at = time.monotonic()
+        mark = self.rx.parser.n_rejected
         while True:
-            event, frame = self.rx.wait(deadline, self.timer.rto, sent_at, mark, eot_mark)
+            event, frame = self.rx.wait(deadline, timer.rto, sent_at, mark, eot_mark)
             if event == "eot":
                 return None
             if event == "frame":
                 assert frame is not None
                 if accept(frame):
+                    now = time.monotonic()
                     if request is not None and not causes:
-                        self.timer.sample(time.monotonic() - sent_at)
+                        timer.sample(now - sent_at)
                     elif not causes["silence"]:
-                        self.timer.relax()
+                        timer.relax()
+                    silent_only = bool(causes) and set(causes) == {"silence"}
+                    self.echo = _Echo(frame.type, frame.seq, frame.payload, causes["silence"], now - first_sent,
+                                      timer) if silent_only else None
                     return frame
+                if self.echo is not None and self.echo.matches(frame):
+                    self._spurious()
+                    continue
                 if frame.type == MsgType.HELLO and frame.seq == 0 and self.hello_seen:
                     # only a boot says HELLO with seq 0 (answers to HELLO requests carry theirs)
                     raise self.fail(DeviceReset, f"device reset while waiting for {stage} (it sent "
@@ -389,11 +453,28 @@ class _Session:
             self.result.n_retries += 1
             self.result.retries[cause] = self.result.retries.get(cause, 0) + 1
             if cause == "silence":
-                self.timer.backoff()
+                timer.backoff()
             else:
                 time.sleep(min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (sum(causes.values()) - 1)))
             self.send(data)
             sent_at, mark = time.monotonic(), self.rx.parser.n_rejected
+
+
+    def _spurious(self) -> None:
+        """Another copy of the last reply that came after silences only: one of those retries was
+        the device computing, not the link losing a frame (module docstring)."""
+        echo, r = self.echo, self.result
+        echo.seen += 1
+        r.n_ignored_frames += 1
+        if echo.seen > echo.silences:
+            return
+        r.n_retries -= 1
+        r.retries["silence"] -= 1
+        if not r.retries["silence"]:
+            del r.retries["silence"]
+        r.n_spurious_retries += 1
+        if echo.seen == echo.silences:  # none was needed: the first reply answered the first send
+            echo.timer.sample(echo.rtt)
 
 
 def _asked(causes: Counter) -> str:
@@ -453,11 +534,13 @@ def run_session(link: Link, inputs: list[bytes], *, timeout_s: float,
                 return resend
 
             frame = s.ask(stage, request, lambda f, seq=seq: f.type == MsgType.OUTPUT and f.seq == seq,
-                          again, seq=seq, fatal_nacks=(NackReason.LENGTH_MISMATCH,))
+                          again, seq=seq, fatal_nacks=(NackReason.LENGTH_MISMATCH,), timer=s.compute)
             try:
                 out = parse_output(frame.payload, hello.output_sizes, hello.profile)
             except ProtocolError as e:
                 raise s.fail(DeviceError, f"bad {stage}: {e}") from e
+            if hello.tick_hz:  # the device says how long it computed: the INPUT timer never fires sooner
+                s.compute.inference(out.ticks / hello.tick_hz)
             result.outputs.append(out.outputs)
             result.ticks.append(out.ticks)
             if out.op_ticks is not None:

@@ -55,21 +55,41 @@ def capture(model, example_inputs: tuple) -> "GraphModule":
     raise TypeError(f"cannot quantize a {type(model).__name__}: pass an nn.Module, ExportedProgram or GraphModule")
 
 
-def _batches(calibration) -> Iterable[tuple]:
-    """Yield the calibration one input tuple at a time, each checked (:func:`_checked`); after the
-    last, refuse an input position whose every value was the same (see :func:`_checked`)."""
+def _shape_error(i: int, k: int, got: tuple, want: tuple, n_in: int) -> QuantizationError:
+    many = f"input {k} of " if n_in > 1 else ""
+    return QuantizationError(
+        f"calibration sample {i}: {many}shape {got}, but the model takes {want} per inference (its example "
+        f"input); give calibration of shape [n, {', '.join(str(d) for d in want[1:])}]"
+        + (" (an iterable of input tuples for several inputs)" if n_in > 1 else ""))
+
+
+def _batches(calibration, example: tuple | None = None, ranges: dict | None = None) -> Iterable[tuple]:
+    """Yield the calibration one input tuple at a time, each checked (:func:`_checked`; against the
+    ``example`` inputs' shapes, batch dimension aside, when given); after the last, refuse an input
+    position whose every value was the same (see :func:`_checked`).  ``ranges`` (a dict) receives
+    each input position's observed (min, max)."""
     import numpy as np
     import torch
 
     lo: dict[int, float] = {}
     hi: dict[int, float] = {}
+    want = [tuple(int(d) for d in e.shape) for e in example] if example is not None else None
 
     def checked(item: tuple, i: int) -> tuple:
+        if want is not None and len(item) != len(want):
+            raise QuantizationError(f"calibration sample {i} has {len(item)} input(s), the model takes {len(want)}; "
+                                    "give one tuple of inputs per sample")
         out = []
         for k, v in enumerate(item):
             v = _checked(v, i, k)
+            if want is not None:
+                got = tuple(int(d) for d in v.shape)
+                if got[1:] != want[k][1:] or len(got) != len(want[k]):
+                    raise _shape_error(i, k, got, want[k], len(want))
             if v.numel():
                 lo[k], hi[k] = min(lo.get(k, np.inf), float(v.min())), max(hi.get(k, -np.inf), float(v.max()))
+                if ranges is not None:
+                    ranges[k] = (lo[k], hi[k])
             out.append(v)
         return tuple(out)
 
@@ -163,8 +183,11 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     Raises:
         UnsupportedOpError: listing every unsupported op, before any calibration runs.
         ValueError: NaN/Inf in the weights, or an unknown scheme.
-        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, or is one
-            constant value (every range would collapse).
+        QuantizationError (a ValueError): calibration that is complex, holds NaN/Inf, is one
+            constant value (every range would collapse), has another shape per sample than the
+            example inputs (naming the expected one), or whose grids the integer program cannot hold
+            (:func:`tabula.quantizer.grids.check_grids`: beyond float32, or a rescale no 32-bit
+            multiplier holds; naming each calibration input's range).
     """
     import torch
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
@@ -188,9 +211,16 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
     prepared = prepare_pt2e(gm, TabulaQuantizer(scheme, table_output, observer=observer))
     _to_eval(prepared)
     n = 0
+    ranges: dict[int, tuple[float, float]] = {}
+    example = tuple(e for e in example_inputs if isinstance(e, torch.Tensor))
     with torch.no_grad():
-        for args in _batches(calibration):
-            prepared(*args)
+        for args in _batches(calibration, example if len(example) == len(example_inputs) else None, ranges):
+            try:
+                prepared(*args)
+            except (RuntimeError, ValueError, TypeError, IndexError) as e:  # torch's own shape or dtype check
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise QuantizationError(f"calibration sample {n} does not run through the model ({first}); give "
+                                        "inputs like the example inputs the model was exported with") from None
             n += 1
     # an observer shared by several edges (a cat's inputs) is called once per edge: what decides
     # min/max vs histogram is the number of calibration inputs
@@ -199,4 +229,7 @@ def quantize(model, example_inputs: tuple, calibration, scheme: str = "int8", ta
             m.inputs = n
     converted = convert_pt2e(prepared)
     _to_eval(converted)
+    from .grids import check_grids
+
+    check_grids(converted, ranges)  # grids the integer program cannot hold: refused here, naming the input
     return converted

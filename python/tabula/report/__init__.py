@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["accuracy", "sqnr_db", "write_results", "print_table", "link_summary", "injected_summary"]
+__all__ = ["accuracy", "sqnr_db", "write_results", "print_table", "link_summary", "injected_summary",
+           "check_results", "printable"]
 
 
 def accuracy(logits: np.ndarray, labels: np.ndarray | None) -> float | None:
@@ -39,6 +40,95 @@ def write_results(path: str | Path, results: dict) -> None:
     write_atomic(p, json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
+def printable(value):
+    """``value`` with every control character in its strings (keys too) written as an escape
+    (``\\x1b``, ``\\n``): a tampered ``results.json`` cannot move the cursor, recolour or clear the
+    terminal, or split a line of the report."""
+    if isinstance(value, str):
+        if not any(ord(c) < 32 or 127 <= ord(c) < 160 for c in value):
+            return value
+        return "".join(c if not (ord(c) < 32 or 127 <= ord(c) < 160) else repr(c)[1:-1] for c in value)
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [printable(v) for v in value]
+    return value
+
+
+#: What print_table reads from each list of records: (required keys, optional keys), each with its kind:
+#: "num" a number, "num?" a number or null, "text", "list".
+_RECORDS = {
+    "outputs": ({"index": "num", "shape": "list", "bit_exact_mismatches": "num", "sqnr_db_vs_float": "num?"}, {}),
+    "memory": ({"region": "text"}, {"length": "num?", "used": "num?", "constants": "num?", "n_constants": "num?",
+                                    "arena": "num?"}),
+    "profile": ({}, {"macs": "num?", "ticks": "num?", "instructions": "num?", "instr_per_mac": "num?", "share": "num?"}),
+    "tables": ({}, {"max_lsb": "num", "mean_lsb": "num"}),
+}
+
+
+MAX_DEPTH = 32
+
+
+def _kind_ok(v, kind: str) -> bool:
+    if kind == "text":
+        return isinstance(v, str)
+    if kind == "list":
+        return isinstance(v, list)
+    if v is None:
+        return kind == "num?"
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def check_results(results) -> None:
+    """Check that ``results`` has the structure :func:`print_table` reads: an object; ``outputs``,
+    ``memory``, ``profile``, ``tables`` lists of objects with their keys and number fields; ``link``
+    (its ``injected``, ``retries_by_cause``) objects; ``warnings`` a list of text.
+
+    Raises:
+        ValueError: one line naming the first entry that breaks it (e.g. ``'memory'[0] lacks 'region'``).
+    """
+    if not isinstance(results, dict):
+        raise ValueError(f"it holds a JSON {type(results).__name__}, not an object")
+    stack, deepest = [(results, 1)], 1
+    while stack:  # iteratively: a hostile file must not exhaust the recursion limit here
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > MAX_DEPTH:
+            raise ValueError(f"it is nested more than {MAX_DEPTH} levels deep (tabula's own results are a few levels deep)")
+        if isinstance(v, dict):
+            stack += [(x, d + 1) for x in v.values()]
+        elif isinstance(v, list):
+            stack += [(x, d + 1) for x in v]
+    for key, (required, optional) in _RECORDS.items():
+        recs = results.get(key)
+        if recs is None:
+            continue
+        if not isinstance(recs, list):
+            raise ValueError(f"'{key}' is a {type(recs).__name__}, not a list")
+        for i, r in enumerate(recs):
+            if not isinstance(r, dict):
+                raise ValueError(f"'{key}'[{i}] is a {type(r).__name__}, not an object")
+            missing = [k for k in required if k not in r]
+            if missing:
+                raise ValueError(f"'{key}'[{i}] lacks '{missing[0]}'")
+            for k, kind in {**required, **optional}.items():
+                if k in r and not _kind_ok(r[k], kind):
+                    want = {"num": "a number", "num?": "a number", "text": "text", "list": "a list"}[kind]
+                    raise ValueError(f"'{key}'[{i}]['{k}'] is {type(r[k]).__name__}, not {want}")
+            if key == "memory" and r.get("used") and r.get("length") is None:
+                raise ValueError(f"'memory'[{i}] has 'used' but no 'length'")
+    link = results.get("link")
+    if link is not None:
+        if not isinstance(link, dict):
+            raise ValueError(f"'link' is a {type(link).__name__}, not an object")
+        for k in ("injected", "retries_by_cause"):
+            if link.get(k) is not None and not isinstance(link[k], dict):
+                raise ValueError(f"'link'['{k}'] is a {type(link[k]).__name__}, not an object")
+    warnings = results.get("warnings")
+    if warnings is not None and not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
+        raise ValueError("'warnings' is not a list of text")
+
+
 _DECIMALS = {"sqnr_db_vs_float": 1, "wall_seconds": 2}
 
 
@@ -51,7 +141,9 @@ def _fmt(v, key: str = "") -> str:
 
 
 def print_table(results: dict) -> None:
-    """Print the headline figures of a run as a two-column table."""
+    """Print the headline figures of a run as a two-column table (control characters in its text
+    escaped: :func:`printable`)."""
+    results = printable(results)
     keys = [
         "board", "runner", "n_samples", "float_accuracy", "reference_accuracy", "device_accuracy",
         "bit_exact_mismatches", "sqnr_db_vs_float", "instructions_per_inference", "flash_bytes",
@@ -67,7 +159,7 @@ def print_table(results: dict) -> None:
               f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
     for r in results.get("memory") or []:
         name = r["region"]
-        what = [f"{r['n_constants']} constants {r['constants']} B" if r.get("constants") else "",
+        what = [f"{r.get('n_constants', '?')} constants {r['constants']} B" if r.get("constants") else "",
                 f"arena {r['arena']} B" if r.get("arena") else ""]
         what = ", ".join(w for w in what if w)
         if r.get("used") is not None and r["used"]:
@@ -91,13 +183,16 @@ def print_table(results: dict) -> None:
 
 def link_summary(link: dict) -> str:
     """One line from ``results["link"]`` (tabula.deploy.SessionResult.link_stats): frames each way,
-    damaged frames each side detected, retries by cause, OUTPUTs the device replayed."""
+    damaged frames each side detected, retries by cause (and those that were only a slow device),
+    OUTPUTs the device replayed."""
     dev = link.get("damaged_detected_by_device")
     causes = ", ".join(f"{n} {c}" for c, n in (link.get("retries_by_cause") or {}).items())
     return (f"frames sent {link.get('frames_sent', 0)}, received {link.get('frames_received', 0)}; "
             f"damaged detected: host {link.get('damaged_detected_by_host', 0)}, device "
             f"{'-' if dev is None else dev}; retried {link.get('retries', 0)}"
             + (f" ({causes})" if causes else "")
+            + (f", {link['spurious_retries']} more while the device was still computing (not counted)"
+               if link.get("spurious_retries") else "")
             + f"; replayed {_fmt(link.get('outputs_replayed'))}")
 
 

@@ -1,6 +1,8 @@
 """Runners start firmware somewhere and hand back a Link to it; one module per runner.
 
-A runner module exposes ``NAME`` and a ``Runner`` class::
+A runner module exposes ``NAME`` and a ``Runner`` class, a subclass of the one base class
+:class:`tabula.deploy.runners._process.Runner` (start/wait/stop/describe, the log, and child processes
+that end with this one)::
 
     runner = Runner(log_path=None)
     with runner.start(elf_path, board) as link:   # board: tabula.boards.Board or None

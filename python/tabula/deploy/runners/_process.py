@@ -1,15 +1,31 @@
-"""Shared by the process-based runners: board settings, a child process in its own process
-group with its output going to a log file, and a kill that cannot leave strays behind."""
+"""The one base class of every runner (:class:`Runner`) and what runners share: board settings, the
+firmware check, child processes tied to this one, their log and a kill that leaves no stray.
+
+A runner subclass says how to reach the firmware (:meth:`Runner.open`: start an emulator and connect
+to its UART, flash a board and open its serial port, ...); the base class does the rest once:
+
+- :meth:`Runner.start` -- the context manager every caller uses: checks the tools and the firmware,
+  calls ``open``, yields the link, and closes the link and stops every process on the way out,
+  whatever happened;
+- :meth:`Runner.spawn` / :meth:`Runner.run_tool` -- start a program from an argument vector in its own
+  process group, its output in the runner's log, tied to this process (:mod:`tabula.procs`: if the
+  tabula process or the SCons build above it dies, QEMU, the FVP, the host firmware and pyocd die too);
+  ``run_tool`` also bounds it in time and names the step that stalled;
+- :meth:`Runner.wait` (the firmware's exit code), :meth:`Runner.stop` (idempotent: SIGTERM to the
+  group, SIGKILL after ``TERM_WAIT_S``), :meth:`Runner.describe` (state and log tail, for errors).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
-
+from tabula import procs
 from tabula.errors import RunnerError
 
 
@@ -77,32 +93,113 @@ def check_elf_for(path: str | os.PathLike, runner: str) -> None:
 TERM_WAIT_S = 2.0
 
 
-class ProcessRunner:
-    """Owns one child process; subclasses build the command and the Link."""
+class Runner:
+    """Base of every runner. Subclasses set ``NAME`` (and ``REPORTS_EXIT_CODE`` when the process's exit
+    code is not the firmware's) and implement :meth:`open`; they may override :meth:`check_tools`
+    (programs that must be installed: checked first, before the firmware), :meth:`firmware` and
+    :meth:`explain`."""
 
-    NAME = "process"
+    NAME = "runner"
     REPORTS_EXIT_CODE = True   # the process's exit code is the firmware's (semihosting / exit())
 
-    def __init__(self, log_path: str | os.PathLike | None = None):
+    def __init__(self, log_path: str | os.PathLike | None = None, **options):
         self.log_path = Path(log_path) if log_path is not None else None
+        self.options = options
         self.proc: subprocess.Popen | None = None
+        self.commands: list[list[str]] = []
+        self.step = "not started"
         self._log = None
+        self._log_used = False
 
-    def _spawn(self, cmd: list[str], **popen_kwargs) -> subprocess.Popen:
+    # ---- what a subclass provides ------------------------------------------------------------
+    def check_tools(self, board=None) -> None:
+        """Raise RunnerError (one line, with the install command) when a program the runner needs is missing."""
+
+    def firmware(self, elf_path: str | os.PathLike) -> Path:
+        """The firmware file, resolved; RunnerError when it is missing or built for another machine."""
+        elf = Path(elf_path).resolve()
+        if not elf.is_file():
+            raise RunnerError(f"{self.NAME} runner: no firmware at {elf}")
+        check_elf_for(elf, self.NAME)
+        return elf
+
+    def open(self, elf: Path, board=None):
+        """Start the firmware and return a Link to it (everything started goes through :meth:`spawn`)."""
+        raise NotImplementedError
+
+    def explain(self, error: BaseException) -> str | None:
+        """A short clause added to a session error's first line saying which step stalled (None: nothing to add)."""
+        return None
+
+    # ---- the runner interface ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def start(self, elf_path: str | os.PathLike, board=None) -> Iterator:
+        """Start the firmware; yields the Link. On the way out the link is closed and every process
+        this runner started is stopped, whether the session succeeded, failed or was interrupted."""
+        link = None
+        try:
+            self.step = "tools"
+            self.check_tools(board)
+            self.step = "firmware"
+            elf = self.firmware(elf_path)
+            link = self.open(elf, board)
+            self.step = "session"
+            yield link
+        finally:
+            if link is not None:
+                link.close()
+            self.stop()
+
+    def _open_log(self) -> None:
+        if self._log is not None:
+            return
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix=f"tabula-{self.NAME}-", suffix=".log")
             os.close(fd)
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "wb")
-        self._log.write(("$ " + " ".join(cmd) + "\n").encode())
+        self._log = open(self.log_path, "ab" if self._log_used else "wb")  # fresh per run, then appended
+        self._log_used = True
+
+    def log(self, text: str) -> None:
+        """Append a line to the runner's log."""
+        self._open_log()
+        self._log.write((text.rstrip("\n") + "\n").encode("utf-8", "replace"))
         self._log.flush()
+
+    def spawn(self, cmd: list[str], **popen_kwargs) -> subprocess.Popen:
+        """Start ``cmd`` (an argument vector) in its own process group, tied to this process, its
+        stderr (and stdout unless given) in the log; it becomes :attr:`proc` (what wait and stop act on)."""
+        self.commands.append([str(c) for c in cmd])
+        self.log("$ " + " ".join(str(c) for c in cmd))
         popen_kwargs.setdefault("stdout", self._log)
-        self.proc = subprocess.Popen(cmd, stderr=self._log, start_new_session=True,
-                                     **popen_kwargs)
+        self.proc = procs.popen(cmd, stderr=self._log, own_group=True, **popen_kwargs)
         return self.proc
 
-    def wait(self, timeout: float) -> int:
+    def run_tool(self, cmd: list[str], step: str, timeout_s: float, hint: str = "") -> subprocess.CompletedProcess:
+        """Run a helper program to completion (e.g. ``pyocd load``): argument vector, own process group,
+        tied to this process, output captured and logged.
+
+        Raises:
+            RunnerError: it did not finish within ``timeout_s`` (its group is killed; the message names
+                ``step``, the command and ``hint``), or it could not be started.
+        """
+        self.step = step
+        cmd = [str(c) for c in cmd]
+        self.commands.append(cmd)
+        try:
+            r = procs.run(cmd, capture_output=True, text=True, timeout=timeout_s, own_group=True)
+        except subprocess.TimeoutExpired as e:
+            out = ((e.stdout or b"") if isinstance(e.stdout, bytes) else (e.stdout or "").encode())
+            self.log(f"$ {' '.join(cmd)}\n{out.decode('utf-8', 'replace')}(killed after {timeout_s:g} s)")
+            raise RunnerError(f"{self.NAME} runner: step '{step}' stalled: {' '.join(cmd)} did not finish within "
+                              f"{timeout_s:g} s{'; ' + hint if hint else ''}") from None
+        except OSError as e:
+            raise RunnerError(f"{self.NAME} runner: step '{step}': cannot run {cmd[0]}: {e.strerror or e}") from None
+        self.log(f"$ {' '.join(cmd)}\n{r.stdout or ''}{r.stderr or ''}")
+        return r
+
+    def wait(self, timeout: float) -> int | None:
         """The child's exit code; on timeout kill it and raise RunnerError with its log."""
         if self.proc is None:
             raise RunnerError(f"{self.NAME} runner: nothing started")
@@ -140,3 +237,4 @@ class ProcessRunner:
             state = ("still running" if code is None else
                      f"killed by signal {-code}" if code < 0 else f"exited with {code}")
         return f"{self.NAME} {state}; last lines of {self.log_path}:\n{log_tail(self.log_path)}"
+

@@ -16,7 +16,6 @@ Board settings (``board.runner["fvp"]``): ``binary``, ``args`` (the board's -C f
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -24,11 +23,11 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from ..link import Link, SocketLink
 from ..protocol import Frame, FrameParser
-from ._process import ProcessRunner, RunnerError, check_elf_for, runner_settings
+from ._process import Runner as _Runner
+from ._process import RunnerError, runner_settings
 
 NAME = "fvp"
 BINARY = "FVP_Corstone_SSE-300_Ethos-U55"
@@ -96,37 +95,30 @@ def parse_transcript(data: bytes) -> FvpTranscript:
     return t
 
 
-class Runner(ProcessRunner):
+class Runner(_Runner):
     NAME = NAME
     REPORTS_EXIT_CODE = REPORTS_EXIT_CODE
 
-    def __init__(self, log_path=None, binary: str | None = None, **_options):
-        super().__init__(log_path)
+    def __init__(self, log_path=None, binary: str | None = None, **options):
+        super().__init__(log_path, **options)
         self.binary = binary
         self.command: list[str] | None = None
 
-    @contextlib.contextmanager
-    def start(self, elf_path: str | os.PathLike, board=None) -> Iterator[Link]:
-        settings = runner_settings(board, NAME)
-        binary = self.binary or settings.get("binary", BINARY)
+    def _binary(self, board) -> str:
+        return self.binary or runner_settings(board, NAME).get("binary", BINARY)
+
+    def check_tools(self, board=None) -> None:
+        binary = self._binary(board)
         if shutil.which(binary) is None:
             raise RunnerError(f"{binary} not found: download the Corstone-300 FVP from "
                               "developer.arm.com and put it on PATH (README section: Running on the Corstone-300 FVP in CI)")
-        elf = Path(elf_path).resolve()
-        if not elf.is_file():
-            raise RunnerError(f"fvp runner: no firmware at {elf}")
-        check_elf_for(elf, NAME)
-        self.command = fvp_command(elf, settings, binary)
-        link = None
-        try:
-            self._spawn(self.command, stdin=subprocess.DEVNULL)
-            port = self._announced_port()
-            link = self._connect(port)
-            yield link
-        finally:
-            if link is not None:
-                link.close()
-            self.stop()
+
+    def open(self, elf: Path, board=None) -> Link:
+        self.command = fvp_command(elf, runner_settings(board, NAME), self._binary(board))
+        self.step = "start"
+        self.spawn(self.command, stdin=subprocess.DEVNULL)
+        self.step = "connect"
+        return self._connect(self._announced_port())
 
     def _announced_port(self) -> int:
         deadline = time.monotonic() + CONNECT_TIMEOUT_S

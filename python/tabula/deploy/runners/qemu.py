@@ -9,17 +9,16 @@ the firmware's.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterator
 
 from ..link import Link, SocketLink
-from ._process import ProcessRunner, RunnerError, check_elf_for, log_tail, runner_settings
+from ._process import Runner as _Runner
+from ._process import RunnerError, log_tail, runner_settings
 
 NAME = "qemu"
 QEMU = "qemu-system-arm"
@@ -51,46 +50,38 @@ def qemu_command(elf_path: str | os.PathLike, settings: dict, port: int, qemu: s
     return cmd
 
 
-class Runner(ProcessRunner):
+class Runner(_Runner):
     NAME = NAME
 
-    def __init__(self, log_path=None, qemu: str = QEMU):
-        super().__init__(log_path)
+    def __init__(self, log_path=None, qemu: str = QEMU, **options):
+        super().__init__(log_path, **options)
         self.qemu = qemu
         self.command: list[str] | None = None
 
     def default_timeout(self, board=None) -> float:
         return float(runner_settings(board, NAME).get("timeout_s", DEFAULTS["timeout_s"]))
 
-    @contextlib.contextmanager
-    def start(self, elf_path: str | os.PathLike, board=None) -> Iterator[Link]:
+    def check_tools(self, board=None) -> None:
         if shutil.which(self.qemu) is None:
             raise RunnerError(f"{self.qemu} not found: "
                               "apt-get install --no-install-recommends qemu-system-arm")
-        elf = Path(elf_path).resolve()
-        if not elf.is_file():
-            raise RunnerError(f"qemu runner: no firmware at {elf}")
-        check_elf_for(elf, NAME)
+
+    def open(self, elf: Path, board=None) -> Link:
         settings = runner_settings(board, NAME)
-        link = None
-        try:
-            for attempt in range(PORT_ATTEMPTS):
-                port = _free_port()  # racy by nature: if QEMU cannot bind it, try another
-                self.command = qemu_command(elf, settings, port, self.qemu)
-                self._spawn(self.command, stdin=subprocess.DEVNULL)
-                link = self._connect(port)
-                if link is not None:
-                    break
-                bind_failed = "Address already in use" in log_tail(self.log_path, 5)
-                self.stop()
-                if not bind_failed or attempt == PORT_ATTEMPTS - 1:
-                    raise RunnerError(f"qemu did not open its UART socket on port {port}; "
-                                      f"{self.describe()}")
-            yield link
-        finally:
+        for attempt in range(PORT_ATTEMPTS):
+            port = _free_port()  # racy by nature: if QEMU cannot bind it, try another
+            self.command = qemu_command(elf, settings, port, self.qemu)
+            self.step = "start"
+            self.spawn(self.command, stdin=subprocess.DEVNULL)
+            self.step = "connect"
+            link = self._connect(port)
             if link is not None:
-                link.close()
+                return link
+            bind_failed = "Address already in use" in log_tail(self.log_path, 5)
             self.stop()
+            if not bind_failed or attempt == PORT_ATTEMPTS - 1:
+                raise RunnerError(f"qemu did not open its UART socket on port {port}; {self.describe()}")
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _connect(self, port: int) -> SocketLink | None:
         """Connect to QEMU's UART socket, retrying until QEMU listens, exits, or time runs out."""
