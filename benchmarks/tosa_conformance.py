@@ -95,19 +95,22 @@ def generate(op: str, seed: int, out: Path, extra: list[str], special: bool = Tr
     return tests
 
 
-def run(tests: list[Path], target: str, out: Path, jobs: int, work_dir: str) -> dict[str, tuple[str, str]]:
-    """Run ``tests`` with TOSA's runner on ``target``: test folder -> (``"pass"`` | ``"fail"`` | ``"skip"``, message)."""
+def run(tests: list[Path], target: str, out: Path, jobs: int, work_dir: str, reuse: bool = False) -> dict[str, tuple[str, str]]:
+    """Run ``tests`` with TOSA's runner on ``target``: test folder -> (``"pass"`` | ``"fail"`` | ``"skip"``, message).
+    ``reuse``: read the results of the last run of the same tests on this target instead (``<out>/results-<target>.xml``)."""
     if not tests:
         return {}
     listing = out / f"tests-{target}.txt"
-    listing.write_text("".join(f"{t}\n" for t in tests))
+    text = "".join(f"{t}\n" for t in tests)
     xml = out / f"results-{target}.xml"
-    cmd = [_tool("tosa_verif_run_tests"), "--sut-module", SUT, "--sut-module-args", f"{SUT}:target={target}",
-           f"{SUT}:work_dir={work_dir}", "-T", str(listing), "--test-type", "positive", "-j", str(jobs),
-           "--xunit-file", str(xml), "--no-color"]
     log = out / f"run-{target}.log"
-    with log.open("w") as f:
-        subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, env=_env())
+    if not (reuse and listing.is_file() and listing.read_text() == text and xml.is_file() and log.is_file()):
+        listing.write_text(text)
+        cmd = [_tool("tosa_verif_run_tests"), "--sut-module", SUT, "--sut-module-args", f"{SUT}:target={target}",
+               f"{SUT}:work_dir={work_dir}", "-T", str(listing), "--test-type", "positive", "-j", str(jobs),
+               "--xunit-file", str(xml), "--no-color"]
+        with log.open("w") as f:
+            subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, text=True, env=_env())
     skips = sut.skip_reasons(log.read_text(errors="replace"), tests)
     results = {}
     suite = next((s for s in ET.parse(xml).getroot() if s.get("name") == SUT), None)
@@ -143,6 +146,7 @@ def main(argv=None) -> int:
     ap.add_argument("--work-dir", default="", help="where the kernel libraries are built (default <tmp>/tabula-sut)")
     ap.add_argument("--generate-arg", action="append", default=[], help="one more tosa_verif_build_tests argument (repeatable)")
     ap.add_argument("--no-special", action="store_true", help="without the special-value tests (see generate())")
+    ap.add_argument("--reuse", action="store_true", help="read a target's results of the last run of the same tests")
     a = ap.parse_args(argv)
 
     known = [o.lower() for o in T.supported_tosa_ops()]
@@ -166,7 +170,7 @@ def main(argv=None) -> int:
     results: dict[str, dict[str, tuple[str, str]]] = {}
     host_ok = set()
     if "host" in targets:
-        results["host"] = run([t for op in ops for t in tests[op]], "host", out, a.jobs, work)
+        results["host"] = run([t for op in ops for t in tests[op]], "host", out, a.jobs, work, a.reuse)
         host_ok = {k for k, (v, _) in results["host"].items() if v != "skip"}
         print(f"ran host: {len(results['host'])} tests", flush=True)
     sampled: dict[str, dict[str, list[Path]]] = {}
@@ -179,7 +183,7 @@ def main(argv=None) -> int:
             fits = [t for t in tests[op] if (not host_ok or str(t) in host_ok) and sut.PreparedTest(t, target=target).why is None]
             pick[op] = sorted(rng.sample(fits, min(a.sample, len(fits))))
         sampled[target] = pick
-        results[target] = run([t for op in ops for t in pick[op]], target, out, a.jobs, work)
+        results[target] = run([t for op in ops for t in pick[op]], target, out, a.jobs, work, a.reuse)
         print(f"ran {target}: {len(results[target])} tests", flush=True)
 
     summary = {"seed": a.seed, "out": str(out), "generator": PROFILE, "ops": {}}

@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -69,7 +70,66 @@ def _harness():
             sys.path.insert(0, tests)
         import device_kernels as device
         import kernel_lib as host
+
+        device = _with_data_calls(device)
     return host, device
+
+
+def _with_data_calls(device):
+    """``tests/device_kernels.py`` (before the harness moved into the package) with the data-movement
+    wrappers passing numpy arrays, which its device form needs (the host wrappers there pass raw addresses)."""
+    import types
+
+    import numpy as np
+
+    def i32(v):
+        return np.ascontiguousarray(np.asarray(v, dtype=np.int32).reshape(-1))
+
+    class DeviceKernelLib(device.DeviceKernelLib):
+        def _into(self, name, out, *args):
+            self.call(name, *args, out)
+            return out
+
+        def slice(self, x, start, size):
+            x = np.ascontiguousarray(x)
+            return self._into("tabula_slice", np.empty(tuple(size), x.dtype), x, i32(x.shape), i32(start), i32(size),
+                              x.ndim, x.itemsize)
+
+        def pad(self, x, pad_before, pad_after, pad_value):
+            x = np.ascontiguousarray(x)
+            out = np.empty(tuple(d + b + a for d, b, a in zip(x.shape, pad_before, pad_after)), x.dtype)
+            return self._into("tabula_pad", out, x, i32(x.shape), i32(pad_before), i32(pad_after), x.ndim, x.itemsize,
+                              np.array([pad_value], x.dtype))
+
+        def resize_nearest(self, x, scale):
+            x = np.ascontiguousarray(x)
+            n, h, w, c = x.shape
+            out = np.empty((n, h * scale[0], w * scale[1], c), x.dtype)
+            return self._into("tabula_resize_nearest", out, x, n, h, w, c, scale[0], scale[1], x.itemsize)
+
+        def transpose(self, x, perms):
+            x = np.ascontiguousarray(x)
+            out = np.empty(tuple(x.shape[i] for i in perms), x.dtype)
+            return self._into("tabula_transpose", out, x, i32(x.shape), i32(perms), x.ndim, x.itemsize)
+
+        def tile(self, x, multiples):
+            x = np.ascontiguousarray(x)
+            out = np.empty(tuple(d * k for d, k in zip(x.shape, multiples)), x.dtype)
+            return self._into("tabula_tile", out, x, i32(x.shape), i32(multiples), x.ndim, x.itemsize)
+
+        def concat(self, xs, axis):
+            xs = [np.ascontiguousarray(x) for x in xs]
+            shape = list(xs[0].shape)
+            shape[axis] = sum(x.shape[axis] for x in xs)
+            outer = int(np.prod(shape[:axis], dtype=np.int64))
+            inner = i32([x.nbytes // outer if outer else 0 for x in xs])
+            return self._into("tabula_concat", np.empty(shape, xs[0].dtype), [x.view(np.uint8) for x in xs], inner,
+                              len(xs), outer)
+
+    shim = types.ModuleType(device.__name__)
+    shim.__dict__.update(vars(device))
+    shim.DeviceKernelLib = DeviceKernelLib
+    return shim
 
 
 def default_work_dir() -> Path:
@@ -86,8 +146,8 @@ def _sources_hash(extra: list[str]) -> str:
 
 def kernel_library(target: str = "host", work_dir: str | os.PathLike | None = None):
     """The kernel library of ``target`` (one per process and target; built into ``work_dir`` once and reused
-    while the kernel sources are unchanged).  ``host``: ``kernel_lib.KernelLib`` over a shared library;
-    ``m55`` / ``m55-portable`` / ``m4``: ``device_kernels.DeviceKernelLib``; ``reference``: None (the Python
+    while the kernel sources are unchanged).  ``host``: the harness's ``KernelLib`` over a shared library;
+    ``m55`` / ``m55-portable`` / ``m4``: its ``DeviceKernelLib`` (QEMU); ``reference``: None (the Python
     reference runs).  Raises :class:`SutError` for an unknown target or a build that fails (its output)."""
     if target not in TARGETS:
         raise SutError(f"target={target!r}: the targets are {', '.join(TARGETS)}")
@@ -103,13 +163,16 @@ def kernel_library(target: str = "host", work_dir: str | os.PathLike | None = No
             d = work / f"host-{_sources_hash(kl.CFLAGS)}"
             so = d / "libtabula_kernels.so"
             if not so.is_file():
-                tmp = Path(tempfile.mkdtemp(prefix="build-", dir=work if work.is_dir() else None))
+                work.mkdir(parents=True, exist_ok=True)
+                tmp = Path(tempfile.mkdtemp(prefix="build-", dir=work))
                 try:
                     built = kl.build(tmp)
                     d.mkdir(parents=True, exist_ok=True)
                     os.replace(built, so)
                 except Exception as e:  # noqa: BLE001 - the compiler's message is the reason
                     raise SutError(f"building the host kernel library failed: {e}") from None
+                finally:
+                    shutil.rmtree(tmp, ignore_errors=True)
             lib = kl.KernelLib(so)
         else:
             board, portable = DEVICE_TARGETS[target]
