@@ -4,7 +4,10 @@
 its spec module (``spec.tosa``, :mod:`tabula.reference.ops`), emitted through a :class:`TosaWriter`;
 :func:`run` executes a flatbuffer with ``tosa_reference_model``; :func:`run_graph` does both for an IR
 graph; :func:`read` is the inverse of :func:`serialize` (:mod:`tabula.tosa.reader`: each spec's
-``from_tosa``), raising :class:`Unsupported` for what tabula does not implement.  ``tosa-tools`` is optional (a test extra): :func:`unavailable` says why it cannot be used.
+``from_tosa``), raising :class:`Unsupported` for what tabula does not implement.  :mod:`tabula.tosa.sut`
+(imported by TOSA's ``tosa_verif_run_tests --sut-module tabula.tosa.sut``, not here) runs TOSA's
+conformance tests through tabula's C kernels, one call per IR op (:mod:`tabula.tosa.kernel_calls`).
+``tosa-tools`` is optional (a test extra): :func:`unavailable` says why it cannot be used.
 ``tabula tosa --ir <build dir> --out model.tosa`` writes the file, and every SCons build writes
 ``model.tosa`` beside ``ir.json`` where tosa-tools imports.
 """
