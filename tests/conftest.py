@@ -6,6 +6,9 @@ command that installs it -- only when that is truly absent:
 ``host``  the host C compiler (``cc``)          ``arm``   ``arm-none-eabi-gcc``
 ``qemu``  ``qemu-system-arm`` and ``arm-none-eabi-gcc``
 ``tosa``  the TOSA reference model (``tosa-tools``)
+``vela``  Arm's Vela compiler (``ethos-u-vela``, the ``[npu]`` extra)
+``npu_fvp`` the real Ethos-U path: ``FVP_Corstone_SSE-300_Ethos-U55`` on PATH and Arm's driver in
+          ``$ETHOSU_DRIVER`` (CI: .github/workflows/npu-fvp.yml; skips on our machines)
 ``fvp`` / ``board``: run against fakes here (no skip).
 
 ``python/`` and ``tests/`` are on the path (pyproject.toml ``pythonpath``), so tests import
@@ -48,12 +51,22 @@ def missing_for(marker: str) -> str | None:
 
         why = tosa.unavailable()
         return None if why is None else f"tosa-tools unavailable ({why}); pip install -e '.[test]'"
+    if marker == "vela":
+        from tabula.npu.vela import unavailable
+
+        return unavailable()
+    if marker == "npu_fvp":
+        gone = [w for w, ok in (("FVP_Corstone_SSE-300_Ethos-U55 on PATH", shutil.which("FVP_Corstone_SSE-300_Ethos-U55")),
+                                ("$ETHOSU_DRIVER (Arm's ethos-u-core-driver sources)", os.environ.get("ETHOSU_DRIVER")))
+                if not ok]
+        return (f"needs {' and '.join(gone)}: README, 'Ethos-U NPU' (CI: .github/workflows/npu-fvp.yml)" if gone
+                else missing_for("vela") or missing_for("arm"))
     gone = [t for t in _NEEDS.get(marker, ()) if shutil.which(t) is None]
     return "; ".join(f"{t} not found on PATH: {_INSTALL[t]}" for t in gone) or None
 
 
 def pytest_runtest_setup(item):
-    for marker in ("host", "arm", "qemu", "tosa"):
+    for marker in ("host", "arm", "qemu", "tosa", "vela", "npu_fvp"):
         if item.get_closest_marker(marker) is not None:
             why = missing_for(marker)
             if why:

@@ -72,8 +72,62 @@ def reproducible_flags(build_abspath):
     return [f"-ffile-prefix-map={repo_root()}=.", f"-ffile-prefix-map={build_abspath}=build"]
 
 
-def build_firmware(env, board, model_sources, build_dir):
-    """Returns the program node: ``<build_dir>/firmware.elf`` (``firmware`` for the host)."""
+#: The test-only Ethos-U driver stand-in (npu_driver=standin): tabula's own code, tests/fixtures/ethosu_standin/.
+STANDIN = repo_root() / "tests" / "fixtures" / "ethosu_standin"
+#: What an NPU build needs when no driver is given (one line: what to get and where to point it).
+DRIVER_MISSING = ("this NPU build needs Arm's Ethos-U core driver (Apache-2.0): git clone "
+                  "https://github.com/ARM-software/ethos-u-core-driver and give ethosu_driver=<that folder> (or set "
+                  "$ETHOSU_DRIVER); on QEMU, which has no NPU, build the test-only stand-in with npu_driver=standin")
+
+
+def npu_sources(cfg, driver: str, driver_path: str = "", cmsis_path: str = ""):
+    """``(extra_sources, include dirs, defines)`` of an NPU build (``cfg``: a :class:`tabula.npu.NpuConfig`):
+    tabula's glue (``firmware_templates/runtime/npu/``) and either Arm's core driver from ``driver_path``
+    (``src/ethosu_driver.c``, ``ethosu_pmu.c`` and the family's ``ethosu_device_*.c``; ``include/`` and
+    ``src/`` on the include path; ``cmsis_path``'s CMSIS-Core headers when the driver includes
+    ``cmsis_compiler.h``) or, for ``driver == "standin"``, the test-only stand-in.  The defines carry
+    board.toml ``[npu]``: ``TABULA_NPU_BASE``, ``TABULA_NPU_IRQ``, ``TABULA_NPU_SECURE``,
+    ``TABULA_NPU_PRIVILEGED``, and the driver's ``ETHOSU55`` / ``ETHOSU65`` / ``ETHOSU85``.
+
+    Raises:
+        ValueError: no driver (the one line :data:`DRIVER_MISSING`), or a folder that is not the driver's
+            or lacks the CMSIS headers it needs (the message says what to point where).
+    """
+    glue = RUNTIME / "npu"
+    defines = [("TABULA_NPU_BASE", "0x%08xu" % cfg.base), ("TABULA_NPU_IRQ", "%du" % cfg.irq),
+               ("TABULA_NPU_SECURE", "%du" % cfg.secure), ("TABULA_NPU_PRIVILEGED", "%du" % cfg.privileged)]
+    if driver == "standin":
+        return ({"npu": [glue / "tabula_npu.c"], "standin": [STANDIN / "ethosu_standin.c"]},
+                [str(glue), str(STANDIN), str(STANDIN / "include")], defines)
+    if not driver_path:
+        raise ValueError(DRIVER_MISSING)
+    root = Path(driver_path).expanduser().resolve()
+    core = [root / "src" / "ethosu_driver.c", root / "include" / "ethosu_driver.h"]
+    if not all(p.is_file() for p in core):
+        raise ValueError(f"ethosu_driver={driver_path} is not the Ethos-U core driver (no src/ethosu_driver.c and "
+                         "include/ethosu_driver.h): point it at a clone of "
+                         "https://github.com/ARM-software/ethos-u-core-driver")
+    family = cfg.target.family
+    device = root / "src" / ("ethosu_device_u85.c" if family == "ethos-u85" else "ethosu_device_u55_u65.c")
+    sources = [root / "src" / "ethosu_driver.c"] + [p for p in (device, root / "src" / "ethosu_pmu.c") if p.is_file()]
+    path = [str(glue), str(root / "include"), str(root / "src")]
+    if any("cmsis_compiler.h" in p.read_text(errors="replace") for p in sources):
+        cm = Path(cmsis_path).expanduser().resolve() if cmsis_path else None
+        inc = next((d for d in ([cm / "CMSIS" / "Core" / "Include", cm / "Include"] if cm else [])
+                    if (d / "cmsis_compiler.h").is_file()), None)
+        if inc is None:
+            raise ValueError("the Ethos-U driver includes cmsis_compiler.h: git clone https://github.com/ARM-software/"
+                             "CMSIS_5 and give cmsis=<that folder> (or set $CMSIS_PATH)")
+        path.append(str(inc))
+    defines += [{"ethos-u55": "ETHOSU55", "ethos-u65": "ETHOSU65", "ethos-u85": "ETHOSU85"}[family],
+                ("ETHOSU_LOG_SEVERITY", "1")]
+    return {"npu": [glue / "tabula_npu.c"], "ethosu_driver": sources}, path, defines
+
+
+def build_firmware(env, board, model_sources, build_dir, extra_sources=None):
+    """Returns the program node: ``<build_dir>/firmware.elf`` (``firmware`` for the host).
+    ``extra_sources``: ``{group: [C sources]}`` more C to link (an NPU build's glue and driver:
+    :func:`npu_sources`); the group ``ethosu_driver`` (Arm's code) compiles without ``-Werror``."""
     if env.get("TABULA_TOOL_BOARD") != board.name:
         env = env.Clone(TABULA_BOARD=board)
         env.Tool(board.toolchain, toolpath=TOOLPATH)
@@ -95,9 +149,13 @@ def build_firmware(env, board, model_sources, build_dir):
         "runtime": runtime,
         "kernels": kernel_sources,
         "model": [n for n in model_nodes if str(n).endswith(".c")],
+        **(extra_sources or {}),
     }
     objects = []
     for group, sources in groups.items():
+        genv = env
+        if group == "ethosu_driver":  # third-party code: its warnings are not ours to fail on
+            genv = env.Clone(CCFLAGS=[f for f in env["CCFLAGS"] if f not in ("-Werror", "-Wextra")])
         seen = set()
         for src in sources:
             stem = Path(str(src)).stem
@@ -106,7 +164,7 @@ def build_firmware(env, board, model_sources, build_dir):
                 name, k = f"{stem}_{k}", k + 1
             seen.add(name)
             target = str(build_dir / "obj" / group / (name + env.subst("$OBJSUFFIX")))
-            objects += argv_actions.c_object(env, target, str(src) if isinstance(src, Path) else src)
+            objects += argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
 
     if board.linker_script is not None:
         ld = memory_script(env, board, build_dir)

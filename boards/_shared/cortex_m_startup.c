@@ -8,6 +8,8 @@
  * failed run (QEMU's exit code; on a board the host times out and says what it received).
  *
  * TABULA_N_IRQS (board.toml n_irqs) sizes the table: the SoC's external interrupt count.
+ * TABULA_NPU_IRQ (an NPU build: board.toml [npu] irq) routes that line to tabula_npu_irq_handler
+ * (firmware_templates/runtime/npu/tabula_npu.c), every other one to Default_Handler.
  */
 #include <stdint.h>
 
@@ -25,6 +27,9 @@ int main(void);
 void Reset_Handler(void);
 void Default_Handler(void);
 void SysTick_Handler(void);   /* the board's tick source */
+#ifdef TABULA_NPU_IRQ
+void tabula_npu_irq_handler(void);
+#endif
 
 #define SCB_CPACR (*(volatile uint32_t *)0xE000ED88u)
 #define SCB_ICSR  (*(volatile uint32_t *)0xE000ED04u)
@@ -47,7 +52,13 @@ const vector_fn tabula_vectors[16 + TABULA_N_IRQS] = {
     0,
     Default_Handler,                    /* PendSV */
     SysTick_Handler,
+#ifdef TABULA_NPU_IRQ
+    [16 ... 16 + TABULA_NPU_IRQ - 1] = Default_Handler,
+    [16 + TABULA_NPU_IRQ] = tabula_npu_irq_handler,
+    [16 + TABULA_NPU_IRQ + 1 ... 16 + TABULA_N_IRQS - 1] = Default_Handler,
+#else
     [16 ... 16 + TABULA_N_IRQS - 1] = Default_Handler,
+#endif
 };
 
 void Default_Handler(void)

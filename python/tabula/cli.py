@@ -5,6 +5,7 @@
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
     tabula tosa     --ir build/dir --out build/dir/model.tosa           # the whole IR as a TOSA 1.0 flatbuffer
+    tabula npu      --ir build/dir --npu ethos-u55-128 --board corstone300 --out build/dir/npu  # NPU/CPU plan (Vela)
     tabula show     build/dir/results.json
     tabula boards
     tabula validate --board mps2_an386 --model m.pt2 --data test.npz [--runner R] [--port P] [--probe ID] [--profile]
@@ -40,15 +41,30 @@ def _cmd_quantize(a) -> int:
     _quiet_torch()
     from .stages import quantize_and_lower
 
-    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme)
-    print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz")
+    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme, npu=a.npu or None)
+    print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz" + (f" (softmax in the NPU form for {a.npu})"
+                                                                            if a.npu else ""))
+    return 0
+
+
+def _cmd_npu(a) -> int:
+    """Partition the IR for an Ethos-U target, compile its NPU segments with Vela, write the plan
+    (``--out``/plan.json and the segments' command streams and weights) and print what runs where."""
+    import tabula
+    from .npu import compile_npu
+    from .report.npu import plan_lines
+
+    plan = compile_npu(tabula.load(a.ir).graph, a.npu, a.board, a.out, model=a.name)
+    for line in plan_lines(plan):
+        print(f"tabula: {line}")
     return 0
 
 
 def _cmd_codegen(a) -> int:
     from .stages import generate_sources
 
-    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile)
+    r = generate_sources(a.ir, a.out, a.name, a.board or None, profile=a.profile, npu_plan=a.npu_plan or None,
+                         npu_driver=a.npu_driver)
     print(f"tabula: {r.model_c} (arena {r.arena.size} bytes, constants {r.const_bytes} bytes)")
     for reg in (r.placement.regions if a.board else []):
         if reg["constants"] or reg["arena"]:
@@ -288,13 +304,24 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--calib", required=True)
     q.add_argument("--scheme", default="int8")
     q.add_argument("--out", required=True)
+    q.add_argument("--npu", default="", help="an Ethos-U target (ethos-u55-128, ...): lower the softmax in its NPU form")
     q.set_defaults(fn=_cmd_quantize)
+    n = sub.add_parser("npu", help="partition the IR for an Ethos-U, compile its NPU segments with Vela, write the plan")
+    n.add_argument("--ir", required=True, help="the build folder holding ir.json and ir.npz")
+    n.add_argument("--npu", required=True, help="the target: ethos-u55-32/64/128/256, ethos-u65-256/512, ethos-u85-256")
+    n.add_argument("--board", required=True, help="the board (its board.toml [npu]: regions, memory mode)")
+    n.add_argument("--out", required=True, help="the folder for plan.json and the segments' files (build/.../npu)")
+    n.add_argument("--name", default="model")
+    n.set_defaults(fn=_cmd_npu)
     c = sub.add_parser("codegen", help="render model.c/model.h from a saved IR")
     c.add_argument("--ir", required=True)
     c.add_argument("--out", required=True)
     c.add_argument("--name", default="model")
     c.add_argument("--board", default="", help="place constants and arena in this board's memory regions")
     c.add_argument("--profile", action="store_true", help="time every op on the device (src/profile.json lists them)")
+    c.add_argument("--npu-plan", default="", help="an NPU build: the folder of tabula npu's plan.json")
+    c.add_argument("--npu-driver", default="ethosu", choices=("ethosu", "standin"),
+                   help="ethosu: Arm's core driver; standin: the test-only stand-in (runs each segment on the CPU)")
     c.set_defaults(fn=_cmd_codegen)
     r = sub.add_parser("run", help="run firmware on a board, check bit-exact, write results.json")
     r.add_argument("--board", required=True)

@@ -12,7 +12,10 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  (never shared: these functions compress or warp the range -- SiLU never goes below
                  about -0.2785).
 ``SHARED``       range-preserving ops (pooling, data movement, relu/clamp): input and output share
-                 the producer's qparams exactly, so the integer op needs no RESCALE.
+                 the producer's qparams exactly, so the integer op needs no RESCALE -- except the
+                 averages of :data:`AVERAGING` (a mean over other dims than H and W,
+                 adaptive_avg_pool1d), whose output gets its own calibrated grid
+                 (:func:`own_average_grid`).
 ``JOINING``      cat/concat: every input and the output share one grid (the first input's), so
                  CONCAT is a plain copy.  (Chosen over a RESCALE per input: no extra ops, no double
                  rounding; the shared observer sees every input, so the grid covers them all.)
@@ -29,6 +32,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
 ``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
                  (or a fused activation's).
+``NORMALIZE``    layer_norm: input calibrated, output own; the affine weight and bias stay float and the
+                 lowering folds them into its integer constants (:mod:`tabula.qmath.layer_norm`).
 
 Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
 :data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
@@ -53,10 +58,10 @@ from .fx import canonical_op
 
 aten = torch.ops.aten
 
-__all__ = ["OpClass", "WEIGHTED", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
+__all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
            "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
-           "FUSING_PRODUCERS", "fused_activation"]
+           "FUSING_PRODUCERS", "fused_activation", "NORMALIZE", "AVERAGING", "own_average_grid"]
 
 
 class OpClass(Enum):
@@ -69,6 +74,7 @@ class OpClass(Enum):
     ARITHMETIC = "arithmetic"
     FIXED_OUTPUT = "fixed output"
     MATMUL = "matmul"
+    NORMALIZE = "normalize"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -76,7 +82,11 @@ WEIGHTED: dict[str, tuple[int, int, int]] = {
     "aten.conv2d": (0, 1, 2),
     "aten.linear": (0, 1, 2),
     "aten.conv1d": (0, 1, 2),  # groups (depthwise, grouped) and padding="same" as conv2d
+    "aten.conv_transpose2d": (0, 1, 2),  # TOSA TRANSPOSE_CONV2D; weight [Cin, Cout, KH, KW]
 }
+
+#: The output-channel axis of a weighted op's weight, where it is not 0 (the per-channel qspec's axis).
+WEIGHT_AXIS: dict[str, int] = {"aten.conv_transpose2d": 1}
 
 #: Table ops: aten packet name -> the float function the TABLE samples (PyTorch's own op, called with
 #: the node's extra arguments, so the table reproduces PyTorch's float semantics exactly).
@@ -173,7 +183,35 @@ SHARED: dict[str, int] = {
     "aten.max_pool1d": 0,
     "aten.avg_pool1d": 0,
     "aten.t": 0,
+    "aten.select": 0,  # integer indexing (``x[0]``, ``y[:, -1]``): SLICE + RESHAPE
+    "aten.narrow": 0,
+    "aten.unflatten": 0,
+    "aten.expand": 0,  # TILE (a size-1 axis repeated), RESHAPE first where the rank grows
+    "aten.adaptive_avg_pool1d": 0,
+    "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
 }
+
+#: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
+#: H and W of a 4-D tensor, ``adaptive_avg_pool1d``): an average of many codes spans a much narrower range
+#: than its input (a global pool of ReLU outputs), so the input's grid would waste most of its codes.
+#: Lowered as the int32 sum and one RESCALE to the output grid (a single rounding).
+AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d"})
+
+
+def own_average_grid(node: Node) -> bool:
+    """``node`` (an FX node of an :data:`AVERAGING` op) gets its own output grid: every such op but a mean
+    over H and W of a 4-D tensor (AVG_POOL2D on the shared grid, as before)."""
+    name = canonical_op(node.target)
+    if name not in AVERAGING:
+        return False
+    if name == "aten.mean":
+        val = getattr(node.args[0], "meta", {}).get("val")
+        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        if val is not None and val.dim() == 4 and dims is not None and not isinstance(dims, int) and \
+                sorted(int(d) % 4 for d in dims) == [2, 3]:
+            return False
+    return True
+
 
 #: Joining ops: packet name -> index of the tensor-list argument.
 JOINING: dict[str, int] = {
@@ -221,13 +259,24 @@ SOFTMAX_GRID: dict[str, FixedGrid] = {
 FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
     "aten.softmax": SOFTMAX_GRID,  # softmax.int (self, dim, dtype=None)
     "aten._softmax": SOFTMAX_GRID,  # after core-ATen decomposition (self, dim, half_to_float)
+    "tabula.softmax": SOFTMAX_GRID,  # scaled, masked softmax (self, dim, scale, keep): decomposed attention
 }
 
-#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`), so they reach PT2E as
-#: ops of the classes above: packet name -> what they become.
+#: Ops rewritten before quantization (:mod:`tabula.quantizer.batch_norm`,
+#: :mod:`tabula.quantizer.decompose_ops_pass`), so they reach PT2E as ops of the classes above:
+#: packet name -> what they become.
 REWRITTEN: dict[str, str] = {
     "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
     "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+    "aten.scaled_dot_product_attention": "matmul(q, k^T), the scaled (masked) softmax tabula.softmax, matmul(p, v)",
+    "aten.split": "one slice per piece",
+    "aten.split_with_sizes": "one slice per piece",
+    "aten.chunk": "one slice per piece",
+    "aten.unbind": "one select per piece",
+    "aten.stack": "unsqueeze each input, then cat",
+    "aten.zeros_like": "a constant of the input's shape (folded)",
+    "aten.ones_like": "a constant of the input's shape (folded)",
+    "aten.full_like": "a constant of the input's shape (folded)",
 }
 #: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
 MATMUL: dict[str, tuple[int, int]] = {
@@ -236,13 +285,17 @@ MATMUL: dict[str, tuple[int, int]] = {
     "aten.mm": (0, 1),
 }
 
+#: Normalizations (an integer LayerNorm: :mod:`tabula.qmath.layer_norm`): packet name -> index of the
+#: data input.  Input calibrated, output own (calibrated); weight and bias stay float constants.
+NORMALIZE: dict[str, int] = {"aten.layer_norm": 0}
+
 #: Activations that run in their producer's epilogue when they are its only user: the producer
 #: takes the activation's output grid.  (hardtanh/clamp only with constant bounds.)
 FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
 
 #: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
 FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
-                                              "aten.mm"})
+                                              "aten.mm", "aten.conv_transpose2d"})
 
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = IDENTITY | ASSERTS
@@ -260,6 +313,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.ARITHMETIC for n in ARITHMETIC},
     **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
     **{n: OpClass.MATMUL for n in MATMUL},
+    **{n: OpClass.NORMALIZE for n in NORMALIZE},
 }
 
 

@@ -150,9 +150,11 @@ def load_exported(model_path: str | Path):
                          f"{': ' + why if why else ''}; export it again with {EXPORT_FIX.format(p=p)}") from None
 
 
-def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
+def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", npu: str | None = None):
     """Stage 1+2: ``.pt2`` + calibration ``.npz`` (``x``: float32 [n, ...]) -> ``quantized_graph.txt``,
-    ``ir.json``, ``ir.npz`` in ``out_dir``.  Returns the :class:`tabula.Program`."""
+    ``ir.json``, ``ir.npz`` in ``out_dir``.  Returns the :class:`tabula.Program`.  ``npu``: an Ethos-U
+    target: the IR takes the NPU forms of its lowerings (:func:`tabula.npu.legalize`: the softmax without
+    INTDIV); ``tables.json`` then also says which form each softmax has."""
     import torch
 
     import tabula
@@ -184,7 +186,15 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
 
     write_atomic(out / "quantized_graph.txt", gm.code)
     program = tabula.lower(gm, example)
+    kept = []
+    if npu:
+        from tabula.npu import legalize
+
+        graph, kept = legalize(program.graph, npu)
+        program = type(program)(graph)
     program.save(out)
+    for line in kept:
+        print(f"tabula: note: {line}")
     from tabula.report import write_results
     from tabula.report.tables import table_report
 
@@ -193,12 +203,15 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8"):
     return program
 
 
-def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False):
+def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | None = None, profile: bool = False,
+                     npu_plan=None, npu_driver: str = "ethosu"):
     """Stage 3: ``ir.json``/``ir.npz`` -> ``model.c``/``model.h`` and ``arena.json`` (the arena plan
     and, with a ``board``, where its ``[memory]`` regions hold constants and arena) in ``src_dir``.
     ``profile``: the firmware times every op (:func:`tabula.codegen.generate`) and ``profile.json`` lists
     the ops (index, op, kernel, shape, macs, source) for the run stage's ``results.json`` ``profile``;
-    without it a ``profile.json`` left from an earlier build is removed.
+    without it a ``profile.json`` left from an earlier build is removed.  ``npu_plan``: an NPU build's plan
+    folder (``tabula npu``): each NPU segment becomes an ``ethosu_invoke_v3`` call (:mod:`tabula.codegen.npu`);
+    ``npu_driver="standin"`` adds the test-only driver stand-in's segment bodies.
 
     Raises:
         StageError: inputs/outputs too big for a protocol frame, or the model does not fit the
@@ -225,10 +238,18 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
             memory = load_board(board).memory
         except ValueError as e:
             raise StageError(str(e)) from e
+    npu = None
+    if npu_plan:
+        from tabula.codegen.npu import NpuCodegen
+        from tabula.npu.plan import load_plan
+
+        if memory is None:
+            raise StageError("an NPU build needs the board (--board): its [npu] regions hold the weights and scratch")
+        npu = NpuCodegen(load_plan(npu_plan), Path(npu_plan), standin=npu_driver == "standin")
     from .files import make_dirs
 
     make_dirs(src_dir)
-    res = generate(g, src_dir, model_name, memory, profile=profile)
+    res = generate(g, src_dir, model_name, memory, profile=profile, npu=npu)
     prof = Path(src_dir) / "profile.json"
     from .files import write_json
 
@@ -240,6 +261,8 @@ def generate_sources(ir_dir, src_dir, model_name: str = "model", board: str | No
             "const_bytes": res.const_bytes, "offsets": res.arena.offsets}
     if memory is not None:
         info["memory"] = {"board": board, **res.placement.to_json()}
+    if npu is not None:
+        info["npu_driver"] = npu_driver
     write_json(Path(src_dir) / "arena.json", info)   # sorted keys: the same plan is the same bytes
     return res
 
@@ -293,7 +316,7 @@ def memory_report(elf_path, board) -> list | None:
         return None
     used = region_usage(elf_path, board.memory) if board.toolchain == "arm_gnu" and Path(elf_path).is_file() else {}
     return [{"region": r["name"], **{k: r[k] for k in ("origin", "length", "budget", "constants", "n_constants", "arena")},
-             "used": used.get(r["name"])} for r in placed["regions"]]
+             **({"npu": r["npu"]} if "npu" in r else {}), "used": used.get(r["name"])} for r in placed["regions"]]
 
 
 def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out_dir,
@@ -424,6 +447,9 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
                           instructions, tick_hz)
     if prof is not None:
         results["profile"] = prof
+    npu = npu_report(elf_path, prof)
+    if npu is not None:
+        results["npu"] = npu
     if n_out > 1:  # every output its own figures; a single-output report keeps its form
         results["outputs"] = [
             {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
@@ -439,6 +465,21 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if error is not None:
         raise error
     return results
+
+
+def npu_report(elf_path, profile: list | None) -> dict | None:
+    """``results.json``'s ``npu`` for an NPU build (``<elf dir>/npu/plan.json`` exists; None otherwise):
+    the plan's partition and Vela figures with the device's instructions per segment
+    (:func:`tabula.report.npu.npu_results`)."""
+    d = Path(elf_path).parent
+    if not (d / "npu" / "plan.json").is_file():
+        return None
+    from tabula.npu.plan import load_plan
+    from tabula.report.npu import npu_results
+
+    arena = d / "src" / "arena.json"
+    driver = json.loads(arena.read_text()).get("npu_driver", "ethosu") if arena.is_file() else "ethosu"
+    return npu_results(load_plan(d / "npu"), profile, driver)
 
 
 def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, instructions: float | None,

@@ -78,7 +78,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None,
-             profile: bool = False) -> GeneratedModel:
+             profile: bool = False, npu=None) -> GeneratedModel:
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
 
     ``memory``: the board's :class:`tabula.memory.MemoryMap` (``board.memory``); constants and
@@ -87,6 +87,9 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     defines ``TABULA_MODEL_N_PROFILED_OPS``; the runtime sends them in OUTPUT) and return the op list
     (:func:`.profile.op_entries`) in ``GeneratedModel.ops``; False (default) renders the same bytes as
     before profiling existed.
+    ``npu``: an NPU build (:class:`.npu.NpuCodegen`: the plan, its folder, the test-only stand-in or not):
+    each NPU segment is one ``tabula_npu_run()`` call and its command stream, weights and the scratch are
+    arrays placed in the regions the plan names (:mod:`.npu`); None: a CPU-only build, as before.
 
     Raises:
         tabula.ir.IRError: the graph breaks an op contract.
@@ -95,23 +98,36 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         KeyError: an IR op with no emitter in ``codegen/ops`` (a development error).
     """
     verify(g)
-    g = fuse_all(g)  # codegen only: the IR keeps its TOSA ops
+    standin: list = []
+    if npu is None:
+        g = fuse_all(g)  # codegen only: the IR keeps its TOSA ops
+        planned = g
+    else:
+        from .npu import split_for_npu
+
+        g, planned, standin = split_for_npu(g, npu)  # fused per segment; NPU segments as NPU_SEGMENT calls
     out = Path(out_dir)
-    whole = plan_arena(g)
+    whole = plan_arena(planned)
+    emitted = g.ops + [op for body in standin for op in body.ops]
 
     const_arrays: dict[str, tuple[str, np.ndarray, str]] = {}  # key -> (ctype, values, comment)
-    for name, t in g.tensors.items():
+    for name, t in planned.tensors.items():
         if t.const:
-            const_arrays[name] = (dtypes.get(t.dtype).ctype, g.constants[name], f"{name} {list(t.shape)} {t.dtype}")
-    for op in g.ops:
+            const_arrays[name] = (dtypes.get(t.dtype).ctype, planned.constants[name], f"{name} {list(t.shape)} {t.dtype}")
+    for op in emitted:
         extra = getattr(OP_EMITTERS[op.op], "constants", None)
         if extra:
             for key, vals in extra(op).items():
                 const_arrays[key] = ("int32_t", np.asarray(vals, np.int64), f"{op.op} {key}")
 
     itemsize = {k: np.dtype(ct.removesuffix("_t")).itemsize for k, (ct, _, _) in const_arrays.items()}
-    placement = place(g, {k: int(np.asarray(v).size) * itemsize[k] for k, (_, v, _) in const_arrays.items()},
-                      memory, model_name)
+    fixed = None
+    if npu is not None:
+        from .npu import npu_arrays
+
+        fixed = npu_arrays(npu)
+    placement = place(planned, {k: int(np.asarray(v).size) * itemsize[k] for k, (_, v, _) in const_arrays.items()},
+                      memory, model_name, fixed=fixed)
     out.mkdir(parents=True, exist_ok=True)
     parts = placement.parts
 
@@ -124,7 +140,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
 
     activations = []
     for name, (i, off) in sorted(((n, placement.location(n)) for n in placement.tensor_part), key=lambda kv: (kv[1], kv[0])):
-        t = g.tensors[name]
+        t = planned.tensors[name]
         activations.append(
             dict(macro=ref(name), ctype=dtypes.get(t.dtype).ctype, offset=off, name=name, shape=list(t.shape), dtype=t.dtype,
                  nbytes=t.nbytes, array=parts[i].cname)
@@ -138,10 +154,16 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
         keep_trailing_newline=True,
     )
     templates = {name: env.from_string(em.TEMPLATE) for name, em in OP_EMITTERS.items()}
-    ops_ctx = []
-    for op in g.ops:
-        code = templates[op.op].render(**OP_EMITTERS[op.op].context(op, g, ref))
-        ops_ctx.append(dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code))
+    def render(op):
+        code = templates[op.op].render(**OP_EMITTERS[op.op].context(op, planned, ref))
+        return dict(op=op.op, inputs=op.inputs, outputs=op.outputs, source=op.source.replace("*/", "* /"), code=code)
+
+    ops_ctx = [render(op) for op in g.ops]
+    npu_ctx = None
+    if npu is not None:
+        from .npu_render import npu_context
+
+        npu_ctx = npu_context(npu, placement, standin, [[render(op) for op in body.ops] for body in standin], ref)
 
     constants = [
         dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm,
@@ -161,7 +183,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
 
     common = dict(version=__version__, model_name=model_name, inputs=io(g.inputs), outputs=io(g.outputs),
                   arena_bytes=arenas[0]["nbytes"], arenas=arenas, placement=None if default else moved,
-                  profile=profile, n_ops=len(ops_ctx))
+                  profile=profile, n_ops=len(ops_ctx), npu=npu_ctx)
     model_h = out / "model.h"
     model_c = out / "model.c"
     _write_atomic(model_h, env.get_template("model.h.j2").render(**common))
@@ -173,5 +195,11 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     )
     merged = {n: placement.location(n)[1] for n in placement.tensor_part}
     entries = op_entries(g, [o["code"] for o in ops_ctx]) if profile else None
+    if entries is not None and npu is not None:  # an NPU segment's MACs are its IR ops'
+        from .npu_render import segment_macs
+
+        for e, op in zip(entries, g.ops):
+            if op.op == "NPU_SEGMENT":
+                e["macs"] = segment_macs(npu, int(op.attrs["segment"]))
     return GeneratedModel(model_c, model_h, ArenaPlan(merged, placement.arena_bytes, whole.lower_bound), const_bytes, placement,
                           entries)

@@ -67,6 +67,9 @@ class Placement:
     const_region: dict[str, str | None]
     const_section: dict[str, str | None]
     regions: list[dict] = field(default_factory=list)
+    #: arrays whose region was imposed (an NPU build's command streams, weights and scratch): C name ->
+    #: section attribute (None: the region's default section)
+    fixed_section: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def arena_bytes(self) -> int:
@@ -85,6 +88,7 @@ class Placement:
             "arena_parts": [dict(region=p.region, array=p.cname, section=p.section, bytes=p.plan.size)
                             for p in self.parts],
             "constants": {k: r for k, r in self.const_region.items()},
+            **({"fixed": {k: s for k, s in self.fixed_section.items()}} if self.fixed_section else {}),
         }
 
 
@@ -151,10 +155,14 @@ def _split_arena(g: Graph, mm: MemoryMap, free: dict[str, int], model: str):
     return list(zip(regions, members, plans))
 
 
-def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None, model: str = "the model") -> Placement:
+def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None, model: str = "the model",
+          fixed: dict[str, tuple[str, int, str]] | None = None) -> Placement:
     """Place the arena of ``g`` and the constant arrays ``const_bytes`` (C array key -> bytes) in
     the regions of ``memory`` (see the module docstring).  Without ``memory`` (no board): one arena
-    part, every array in its default section.
+    part, every array in its default section.  ``fixed``: arrays whose region is imposed, C name ->
+    ``(region, bytes, "const" | "arena")`` (an NPU build's command streams and weights, its scratch:
+    :func:`tabula.codegen.npu.npu_arrays`); they take their bytes from those regions' budgets first, and
+    ``regions`` reports them as ``npu`` bytes.
 
     Raises:
         StageError: one line naming the region that overflows, the bytes it would need and its
@@ -171,6 +179,21 @@ def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None
         if free[r.name] < 0:
             raise StageError(f"boards/{mm.board}/board.toml [memory]: region {r.name} ({r.length} bytes) is smaller "
                              f"than what the runtime keeps there ({reserved[r.name]} bytes)")
+    fixed_section: dict[str, str | None] = {}
+    npu_bytes = {r.name: 0 for r in mm.regions}
+    for k, (region, nbytes, kind) in sorted((fixed or {}).items()):
+        names = {r.name for r in mm.regions}
+        if region not in names:
+            raise StageError(f"boards/{mm.board}/board.toml: {k} goes to region {region!r}, which [memory] does not have")
+        n = align(nbytes)
+        if n > free[region]:
+            raise _refuse(mm, model, region, "the NPU's command streams, weights and scratch", npu_bytes[region] + n,
+                          free[region] + npu_bytes[region], f"array {k} of {nbytes} bytes")
+        free[region] -= n
+        npu_bytes[region] += n
+        r = mm.region(region)
+        what = "const" if kind == "const" else "arena"
+        fixed_section[k] = None if r is mm.default_region(what) else r.section(what)
     budget = dict(free)
 
     parts, tensor_part = [], {}
@@ -212,5 +235,5 @@ def place(g: Graph, const_bytes: dict[str, int], memory: MemoryMap | None = None
         arena = sum(p.plan.size for p in parts if p.region == r.name)
         regions.append(dict(name=r.name, origin=r.origin, length=r.length, speed=r.speed, reserved=reserved[r.name],
                             budget=budget[r.name], constants=sum(align(const_bytes[k]) for k in consts),
-                            n_constants=len(consts), arena=arena))
-    return Placement(parts, tensor_part, const_region, const_section, regions)
+                            n_constants=len(consts), arena=arena, **({"npu": npu_bytes[r.name]} if fixed else {})))
+    return Placement(parts, tensor_part, const_region, const_section, regions, fixed_section)

@@ -239,5 +239,6 @@ def _divisors(n: int) -> list[int]:
 
 
 #: How each op whose spec declares a bound is made to fit (ops not listed are refused when they do not).
-_LEGALIZE = {"CONV2D": _weighted, "DEPTHWISE_CONV2D": _weighted, "FULLY_CONNECTED": _weighted, "MATMUL": _matmul,
+_LEGALIZE = {"CONV2D": _weighted, "DEPTHWISE_CONV2D": _weighted, "FULLY_CONNECTED": _weighted,
+             "TRANSPOSE_CONV2D": _weighted, "MATMUL": _matmul,
              "AVG_POOL2D": _avg_pool}

@@ -250,14 +250,14 @@ class LoweringContext:
             obj = getattr(obj, part)
         return obj.detach()
 
-    def per_channel_const(self, arg: Node, user: Node) -> tuple[np.ndarray, np.ndarray]:
+    def per_channel_const(self, arg: Node, user: Node, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """``(int data, float64 per-channel scales)`` of a weight/bias behind ``dequantize_per_channel``.
-        Raises LoweringError if ``arg`` is not a folded per-channel quantized constant on axis 0."""
+        Raises LoweringError if ``arg`` is not a folded per-channel quantized constant on ``axis``."""
         if not is_dequantize_per_channel(arg):
             raise LoweringError(f"{node_source(user)}: weight/bias of {user.name} is not a per-channel quantized constant")
-        data, scale, zp, axis = (self._attr(arg.args[0]), self._attr(arg.args[1]), self._attr(arg.args[2]), arg.args[3])
-        if axis != 0 or bool((zp != 0).any()):
-            raise LoweringError(f"{node_source(user)}: weights must be symmetric per-channel on axis 0")
+        data, scale, zp, got = (self._attr(arg.args[0]), self._attr(arg.args[1]), self._attr(arg.args[2]), arg.args[3])
+        if got != axis or bool((zp != 0).any()):
+            raise LoweringError(f"{node_source(user)}: weights must be symmetric per-channel on axis {axis}")
         return data.numpy(), scale.to(torch.float64).numpy()
 
     def float_const(self, arg: Node, user: Node) -> np.ndarray:

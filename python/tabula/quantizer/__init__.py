@@ -141,10 +141,11 @@ def _checked(v, i: int, k: int):
 def passes() -> list:
     """The FX passes run on the captured float graph before the unsupported-op check and
     annotation, in order: ``(name, function(gm))``."""
+    from .decompose_ops_pass import decompose_ops
     from .fold_constants_pass import fold_constants
     from .remove_identities_pass import remove_identities
 
-    return [("remove_identities", remove_identities), ("fold_constants", fold_constants)]
+    return [("remove_identities", remove_identities), ("decompose_ops", decompose_ops), ("fold_constants", fold_constants)]
 
 
 def _to_eval(gm) -> None:

@@ -111,7 +111,9 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     node ends in a LoweringError after it.  Identity ops and asserts pass (:mod:`.remove_identities_pass`
     removes them)."""
     from ..lowering.pipeline import unsupported_reason
+    from .batch_norm import BATCH_NORM_OPS
     from .batch_norm import unsupported as batch_norm_unsupported
+    from .decompose_ops_pass import unsupported as decompose_unsupported
 
     ok = set(supported())
     dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else None
@@ -131,7 +133,10 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
             bad.append((name, node_source(n)))
             continue
         # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
-        why = batch_norm_unsupported(n) if name in rules.REWRITTEN else unsupported_reason(n, dtype)
+        if name in rules.REWRITTEN:
+            why = batch_norm_unsupported(n) if name in BATCH_NORM_OPS else decompose_unsupported(n)
+        else:
+            why = unsupported_reason(n, dtype)
         if why:
             bad.append((f"{name} {why}", node_source(n)))
     if bad:
@@ -202,13 +207,13 @@ def _act_qspec(s: Scheme, observer=FiniteHistogramObserver, min_max_below: int =
     )
 
 
-def _weight_qspec() -> QuantizationSpec:
+def _weight_qspec(axis: int = 0) -> QuantizationSpec:
     return QuantizationSpec(
         dtype=torch.int8,
         quant_min=-127,
         quant_max=127,
         qscheme=torch.per_channel_symmetric,
-        ch_axis=0,
+        ch_axis=axis,
         observer_or_fake_quant_ctr=PerChannelMinMaxObserver.with_args(eps=EPS),
     )
 
@@ -280,7 +285,7 @@ class TabulaQuantizer(Quantizer):
             in_spec = self._act(DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
         else:
             in_spec = self._act()
-        if self.table_output == "observed":
+        if self.table_output == "observed" or node.meta.get("tabula_table_output") == "observed":
             out_spec = self._act()
         else:
             out_spec = self._exact_table_output(node, name, x, dom)
@@ -314,10 +319,12 @@ class TabulaQuantizer(Quantizer):
         so a ``clone`` between a conv and its BatchNorm or ReLU hides neither the fold nor the fused
         activation.  A no-op after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``."""
         from .batch_norm import fold_batch_norms
+        from .decompose_ops_pass import decompose_ops
         from .fold_constants_pass import fold_constants
         from .remove_identities_pass import remove_identities
 
         remove_identities(model)  # the order of tabula.quantizer.passes()
+        decompose_ops(model)
         fold_constants(model)
         fold_batch_norms(model)
         return model
@@ -336,12 +343,19 @@ class TabulaQuantizer(Quantizer):
                 ix, iw, _ = rules.WEIGHTED[name]
                 x, w = node.args[ix], node.args[iw]
                 # the bias stays float: the lowering quantizes it per call (see the module docstring)
-                ann = QuantizationAnnotation({x: self._act(), w: _weight_qspec()}, out_spec, _annotated=True)
+                ann = QuantizationAnnotation({x: self._act(), w: _weight_qspec(rules.WEIGHT_AXIS.get(name, 0))}, out_spec,
+                                             _annotated=True)
             elif cls is rules.OpClass.TABLE:
                 ann = self._table(node, name)
             elif cls is rules.OpClass.SHARED and self._fused(node.args[0]) is node:
                 # fused activation: observes its own output, which is the producer's grid too
                 ann = QuantizationAnnotation({}, self._act(), _annotated=True)
+            elif cls is rules.OpClass.SHARED and rules.own_average_grid(node):
+                # an average: the producer's grid in, its own (calibrated) grid out (rules.AVERAGING)
+                x = node.args[rules.SHARED[name]]
+                producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act()},
+                                             self._act(), _annotated=True)
             elif cls is rules.OpClass.SHARED:
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
@@ -370,6 +384,8 @@ class TabulaQuantizer(Quantizer):
             elif cls is rules.OpClass.FIXED_OUTPUT:
                 ann = QuantizationAnnotation({node.args[0]: self._act()}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
                                              _annotated=True)
+            elif cls is rules.OpClass.NORMALIZE:
+                ann = QuantizationAnnotation({node.args[rules.NORMALIZE[name]]: self._act()}, self._act(), _annotated=True)
             elif cls is rules.OpClass.MATMUL:
                 qmap = {node.args[i]: self._act() for i in rules.MATMUL[name]}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)

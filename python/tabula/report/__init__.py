@@ -160,7 +160,8 @@ def print_table(results: dict) -> None:
     for r in results.get("memory") or []:
         name = r["region"]
         what = [f"{r.get('n_constants', '?')} constants {r['constants']} B" if r.get("constants") else "",
-                f"arena {r['arena']} B" if r.get("arena") else ""]
+                f"arena {r['arena']} B" if r.get("arena") else "",
+                f"NPU command streams, weights and scratch {r['npu']} B" if r.get("npu") else ""]
         what = ", ".join(w for w in what if w)
         if r.get("used") is not None and r["used"]:
             print(f"  {'memory ' + name:<{width}}  {r['used']} of {r['length']} B" + (f" ({what})" if what else ""))
@@ -173,6 +174,11 @@ def print_table(results: dict) -> None:
             print(f"  {'link_faults_injected':<{width}}  {injected_summary(link['injected'])}")
     for w in results.get("warnings") or []:
         print(f"  warning: {w}")
+    if results.get("npu"):
+        from .npu import npu_lines
+
+        for line in npu_lines(results["npu"]):
+            print(f"  {line}")
     print_profile(results.get("profile"))
     for t in results.get("tables") or []:
         form = t.get("form", "single")

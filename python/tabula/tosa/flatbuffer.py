@@ -86,6 +86,8 @@ class TosaWriter:
             for n in o.inputs:
                 self._users.setdefault(n, []).append(o)
         self.source = ""
+        self.current: Op | None = None  # the IR op whose mapping is being emitted
+        self.made_by: dict[str, str] = {}  # TOSA tensor a mapping added (temp) -> that IR op's first output
 
     # ---- tensors ----------------------------------------------------------------------------------
     def dtype(self, ir_dtype: str):
@@ -125,7 +127,10 @@ class TosaWriter:
 
     def temp(self, shape, dtype: str) -> str:
         """A new intermediate TOSA tensor of IR ``dtype``."""
-        return self.s.addIntermediate([int(d) for d in shape], self.dtype(dtype)).name
+        name = self.s.addIntermediate([int(d) for d in shape], self.dtype(dtype)).name
+        if self.current is not None and self.current.outputs:
+            self.made_by[name] = self.current.outputs[0]
+        return name
 
     def const(self, values, dtype: str) -> str:
         """A CONST of IR ``dtype`` holding ``values`` (its shape is the array's)."""
@@ -198,10 +203,13 @@ class TosaWriter:
         return id(op) in self._claimed
 
 
-def serialize(g: Graph) -> bytes:
+def serialize(g: Graph, names: dict | None = None) -> bytes:
     """The TOSA 1.0.0 flatbuffer of ``g``: graph inputs become placeholders (in ``g.inputs`` order),
     ``g.outputs`` the block outputs (in that order; an output that is a graph input or a constant goes
     through IDENTITY), IR constants CONST ops, each IR op its spec's mapping (``spec.tosa``).
+    ``names``: a dict that receives TOSA tensor name -> IR tensor name for every placeholder, output and
+    intermediate, and for the tensors a mapping adds (a FULLY_CONNECTED's RESHAPE / CONV2D results) the
+    IR op's output (Vela's per-layer report names TOSA tensors).
 
     Raises:
         IRError: an op without a TOSA mapping (named, with the ops that have one), or one whose
@@ -236,7 +244,11 @@ def serialize(g: Graph) -> bytes:
         if t.claimed(op):
             continue
         t.source = op.source or ""
+        t.current = op
         table[op.op].tosa(t, op)
+    if names is not None:
+        names.update(t.made_by)
+        names.update({v: k for k, v in t._names.items()})
     return bytes(t.s.serialize())
 
 

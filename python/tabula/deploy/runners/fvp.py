@@ -52,10 +52,31 @@ _STAT = re.compile(rb"^(Simulated time|User time|System time|Wall time)\s*:\s*([
 _STOP = re.compile(rb"^(?:Info|Warning|Error):.*(?:stopp|terminat|time ?limit).*$", re.M | re.I)
 
 
+def _npu_plan(elf_path) -> dict:
+    import json
+
+    try:
+        plan = json.loads((Path(elf_path).parent / "npu" / "plan.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return plan if isinstance(plan, dict) else {}
+
+
+def npu_args(elf_path: str | os.PathLike) -> list[str]:
+    """``-C ethosu.num_macs=<n>`` for firmware built for an Ethos-U target (``<elf dir>/npu/plan.json``, from
+    ``scons npu=...``: the FVP's NPU then has the target's MACs per cycle); nothing for a CPU-only build."""
+    macs = _npu_plan(elf_path).get("macs")
+    return ["-C", f"ethosu.num_macs={int(macs)}"] if isinstance(macs, int) else []
+
+
 def fvp_command(elf_path: str | os.PathLike, settings: dict, binary: str | None = None) -> list[str]:
-    """The FVP command line for one run."""
+    """The FVP command line for one run (an NPU build's also sets the NPU's MACs, :func:`npu_args`, and an
+    Ethos-U65 build runs the U65 model of the Corstone-300 instead of the board's default U55 one)."""
     s = {**DEFAULTS, **settings}
-    cmd = [binary or s["binary"], *s["args"], *LINK_ARGS,
+    binary = binary or s["binary"]
+    if binary == BINARY and _npu_plan(elf_path).get("family") == "ethos-u65":
+        binary = "FVP_Corstone_SSE-300_Ethos-U65"
+    cmd = [binary, *s["args"], *LINK_ARGS, *npu_args(elf_path),
            "-C", f"mps3_board.telnetterminal0.start_port={int(s['start_port'])}",
            "-a", str(elf_path), "--stat"]
     if s.get("timelimit_s"):

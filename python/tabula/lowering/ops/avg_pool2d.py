@@ -1,9 +1,9 @@
-"""avg_pool2d / adaptive_avg_pool2d / mean over H, W -> AVG_POOL2D (shared qparams, TOSA rounding).
+"""avg_pool2d / adaptive_avg_pool2d -> AVG_POOL2D (shared qparams, TOSA rounding); ``mean``: ``mean.py``.
 
 TOSA divides by the number of valid (non-padded) taps, i.e. PyTorch's ``count_include_pad=False``.
 A padded pool with PyTorch's default ``count_include_pad=True`` divides by the whole window: it is
 lowered as a PAD with the zero point (real 0: exact on the shared grid) and an unpadded AVG_POOL2D,
-which is exactly that (:func:`avg_pool_nhwc`).  ``mean(keepdim=False)`` adds a RESHAPE to ``[N, C]``.
+which is exactly that (:func:`avg_pool_nhwc`).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ...fx import arg, fake_value, node_source
 from ...ir import Op
 from ._common import pair
 
-ATEN = ["aten.avg_pool2d", "aten.adaptive_avg_pool2d", "aten.mean"]
+ATEN = ["aten.avg_pool2d", "aten.adaptive_avg_pool2d"]
 
 
 def unsupported(node) -> str | None:
@@ -31,10 +31,6 @@ def unsupported(node) -> str | None:
         oh, ow = pair(node.args[1], None)
         if oh is None or ow is None or x.shape[2] % oh or x.shape[3] % ow:
             return f"to {node.args[1]} from {tuple(x.shape[2:])} (output sizes must divide the input's)"
-    elif name == "aten.mean":
-        dims = sorted(d % 4 for d in (arg(node, 1, "dim", None) or []))
-        if dims != [2, 3]:
-            return f"over dims {tuple(arg(node, 1, 'dim', None) or ())} (only (2, 3): H and W of an NCHW tensor)"
     return None
 
 
@@ -62,7 +58,6 @@ def lower(ctx, node) -> None:
     if len(x.shape) != 4:
         raise LoweringError(f"{src}: {name} needs a 4-D NCHW input")
     n, h, w, c = x.shape
-    reshape_to = None
     if name == "aten.avg_pool2d":
         kernel = pair(node.args[1], None)
         stride = pair(arg(node, 2, "stride", None) or kernel, kernel)
@@ -76,15 +71,5 @@ def lower(ctx, node) -> None:
         if h % oh or w % ow:
             raise LoweringError(f"{src}: adaptive_avg_pool2d to {oh}x{ow} needs sizes that divide {h}x{w}")
         kernel, stride, ph, pw = [h // oh, w // ow], [h // oh, w // ow], 0, 0
-    else:
-        dims = sorted(d % 4 for d in (arg(node, 1, "dim", None) or []))
-        if dims != [2, 3]:
-            raise LoweringError(f"{src}: mean is supported over dims (2, 3) (H, W) of an NCHW tensor, got {dims}")
-        kernel, stride, ph, pw = [h, w], [h, w], 0, 0
-        if not arg(node, 2, "keepdim", False):
-            reshape_to = out
-            out = ctx.temp(f"{node.name}_keepdim", (n, 1, 1, c), x.dtype, x.scale, x.zero_point)
     attrs = {"kernel": kernel, "stride": stride, "pad": [ph, ph, pw, pw], "input_zp": int(x.zero_point), "output_zp": int(x.zero_point)}
     ctx.graph.add_op(Op("AVG_POOL2D", [x.name], [out.name], attrs, src))
-    if reshape_to is not None:
-        ctx.graph.add_op(Op("RESHAPE", [out.name], [reshape_to.name], {"shape": list(reshape_to.shape)}, src))

@@ -1,4 +1,4 @@
-"""aten.flatten / view / reshape / unsqueeze / squeeze -> RESHAPE, in PyTorch's element order.
+"""aten.flatten / view / reshape / unsqueeze / squeeze / unflatten -> RESHAPE, in PyTorch's element order.
 
 A 4-D activation is NHWC on the device: it is first transposed to NCHW (unless that is a no-op in
 memory: H = W = 1 or C = 1), reshaped, and a 4-D result is transposed back to NHWC.
@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...fx import node_source
 from ...ir import Op
 
-ATEN = ["aten.flatten", "aten.view", "aten.reshape", "aten.unsqueeze", "aten.squeeze"]
+ATEN = ["aten.flatten", "aten.view", "aten.reshape", "aten.unsqueeze", "aten.squeeze", "aten.unflatten"]
 
 
 def _trivial(shape_nhwc) -> bool:
@@ -17,8 +17,15 @@ def _trivial(shape_nhwc) -> bool:
 
 
 def lower(ctx, node) -> None:
-    src = node_source(node)
     x, out = ctx.shared(node)
+    reshape_to(ctx, node, x, out)
+
+
+def reshape_to(ctx, node, x, out) -> None:
+    """Append the ops that give ``out`` the elements of ``x`` in PyTorch's (row-major, NCHW) order:
+    a RESHAPE, with a TRANSPOSE NHWC -> NCHW before it when ``x`` is 4-D and one NCHW -> NHWC after it
+    when ``out`` is (each left out where the element order does not change).  One grid."""
+    src = node_source(node)
     cur = x
     if len(x.shape) == 4 and not _trivial(x.shape):
         n, h, w, c = x.shape

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, check_tosa_acc_type, conv_window, need, to_acc_exact, tosa_bias, weighted, weighted_bound
+from .._checks import (AccBound, TType, check_arrays, check_tosa_acc_type, conv_window, need, to_acc_exact, tosa_bias,
+                      weighted, weighted_bound)
 
 OP = "CONV2D"
 

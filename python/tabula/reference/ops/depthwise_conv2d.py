@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import TType, check_arrays, check_tosa_acc_type, check_zero_point, conv_window, n_inputs, need, to_acc_exact, tosa_bias, weighted_bound
+from .._checks import (AccBound, TType, check_arrays, check_tosa_acc_type, check_zero_point, conv_window, n_inputs, need,
+                      to_acc_exact, tosa_bias, weighted_bound)
 
 OP = "DEPTHWISE_CONV2D"
 

@@ -17,7 +17,7 @@ import numpy as np
 from tabula.errors import IRError
 
 from . import conv2d, rescale
-from .._checks import TType, check_arrays, need, to_acc_exact, weighted, weighted_bound
+from .._checks import AccBound, TType, check_arrays, need, to_acc_exact, weighted, weighted_bound
 
 OP = "FULLY_CONNECTED"
 

@@ -1,0 +1,224 @@
+"""Rewrite composite ops of the captured float graph into ops of the rules table, before quantization.
+
+So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lists them):
+
+* ``scaled_dot_product_attention(q, k, v, attn_mask, 0, is_causal, scale)`` ->
+  ``s = q @ k^T`` (MATMUL), ``p = tabula.softmax(s, -1, scale, keep)`` (:mod:`.softmax_op`: the
+  scale folds into the softmax's input scale, the mask into its integer sequence), ``p @ v``.  A
+  float mask's finite part is added to ``s`` first (as ``mask / scale``), its ``-inf`` entries are
+  the masked positions; a boolean mask and ``is_causal`` give ``keep`` directly.
+* ``split`` / ``split_with_sizes`` / ``chunk`` -> one ``slice`` per piece read; ``unbind`` -> one
+  ``select`` per piece; ``stack`` -> ``unsqueeze`` each input, then ``cat``.
+* ``zeros_like`` / ``ones_like`` / ``full_like`` -> a constant of the output's shape (it depends on
+  the input's shape only).
+
+A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
+to list, with the reason.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.fx import GraphModule, Node
+from torch.fx.node import map_arg
+
+from ..fx import arg, canonical_op, fake_value
+from . import softmax_op  # noqa: F401  (registers torch.ops.tabula.softmax)
+
+__all__ = ["decompose_ops", "unsupported", "DECOMPOSED"]
+
+aten = torch.ops.aten
+
+_SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
+_LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
+#: The ops this pass rewrites.
+DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE)
+
+
+def _is_const(n) -> bool:
+    return isinstance(n, Node) and n.op == "get_attr"
+
+
+def unsupported(node: Node) -> str | None:
+    """Why the captured ``node`` (one of :data:`DECOMPOSED`) cannot be rewritten, or None."""
+    name = canonical_op(node.target)
+    if name == "aten.scaled_dot_product_attention":
+        mask = arg(node, 3, "attn_mask", None)
+        if mask is not None and not _is_const(mask):
+            return "with an attn_mask computed from the inputs (give it as a constant buffer)"
+        if float(arg(node, 4, "dropout_p", 0.0)) != 0.0:
+            return "with dropout_p > 0 (call model.eval(): inference has no dropout)"
+        q, k = fake_value(node.args[0]), fake_value(node.args[1])
+        if q is not None and k is not None and (q.dim() != k.dim() or q.shape[:-2] != k.shape[:-2]):
+            return f"of query {tuple(q.shape)} and key {tuple(k.shape)} (grouped-query attention: repeat the keys)"
+        if q is not None and k is not None:
+            keep = _keep(node, node.graph.owning_module)
+            if keep is not None and not bool(keep.any(-1).all()):
+                return "with a mask that hides every key of a query (PyTorch gives NaN there)"
+        return None
+    if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
+                               for u in node.users):
+        return "whose result is used other than piece by piece (y[i])"
+    return None
+
+
+def _const_value(gm: GraphModule, n: Node) -> torch.Tensor:
+    obj = gm
+    for part in str(n.target).split("."):
+        obj = getattr(obj, part)
+    return obj.detach()
+
+
+def _new_const(gm: GraphModule, base: str, value: torch.Tensor, before: Node, like: Node) -> Node:
+    name, i = base, 1
+    while hasattr(gm, name):
+        name, i = f"{base}_{i}", i + 1
+    gm.register_buffer(name, value.contiguous())
+    with gm.graph.inserting_before(before):
+        n = gm.graph.get_attr(name)
+    val = fake_value(like)
+    if val is not None and hasattr(val, "fake_mode"):
+        n.meta["val"] = val.fake_mode.from_tensor(value, static_shapes=True)
+    return n
+
+
+class _Emitter:
+    """Inserts call_function nodes before ``at``, each with the source metadata of ``at`` and its
+    fake value (the op run on its inputs' fake values)."""
+
+    def __init__(self, gm: GraphModule, at: Node):
+        self.gm, self.at = gm, at
+        vals = [v for v in (fake_value(a) for a in at.all_input_nodes) if hasattr(v, "fake_mode")]
+        self.mode = vals[0].fake_mode if vals else None
+
+    def __call__(self, target, *args, **kwargs) -> Node:
+        with self.gm.graph.inserting_before(self.at):
+            n = self.gm.graph.call_function(target, args, kwargs)
+        for key in ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node"):
+            if key in self.at.meta:
+                n.meta[key] = self.at.meta[key]
+        fa, fk = map_arg((args, kwargs), lambda a: fake_value(a))
+        mode = self.mode or next((v.fake_mode for v in torch.utils._pytree.tree_leaves((fa, fk)) if hasattr(v, "fake_mode")), None)
+        if mode is not None:
+            with mode:
+                n.meta["val"] = target(*fa, **fk)
+        return n
+
+    def const(self, base: str, value: torch.Tensor) -> Node:
+        return _new_const(self.gm, base, value, self.at, self.at.all_input_nodes[0])
+
+
+def _keep(node: Node, gm: GraphModule | None) -> torch.Tensor | None:
+    """The boolean keep-mask ``[..., L, S]`` of an attention node (None: every position), from
+    ``is_causal`` and a constant ``attn_mask`` (bool: True keeps; float: ``-inf`` masks), broadcast to
+    ``[L, S]`` or the mask's own leading dims.  Without ``gm`` a mask constant is not read."""
+    q, k = fake_value(node.args[0]), fake_value(node.args[1])
+    L, S = int(q.shape[-2]), int(k.shape[-2])
+    keep = None
+    if arg(node, 5, "is_causal", False):
+        keep = torch.ones(L, S, dtype=torch.bool).tril()
+    mask = arg(node, 3, "attn_mask", None)
+    if mask is not None and gm is not None:
+        if not _is_const(mask):
+            return keep
+        m = _const_value(gm, mask)
+        mk = m if m.dtype == torch.bool else torch.isfinite(m) | (m > 0)
+        keep = mk if keep is None else keep & mk
+    return keep
+
+
+def _attention(gm: GraphModule, node: Node) -> Node:
+    q, k, v = node.args[:3]
+    qv = fake_value(q)
+    scale = arg(node, 7, "scale", None)
+    scale = 1.0 / math.sqrt(int(qv.shape[-1])) if scale is None else float(scale)
+    e = _Emitter(gm, node)
+    s = e(aten.matmul.default, q, e(aten.transpose.int, k, -2, -1))
+    mask = arg(node, 3, "attn_mask", None)
+    if mask is not None:
+        m = _const_value(gm, mask)
+        if m.dtype != torch.bool:
+            finite = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+            if bool((finite != 0).any()):
+                s = e(aten.add.Tensor, s, e.const(f"{node.name}_mask_bias", (finite / scale).to(torch.float32)))
+    keep = _keep(node, gm)
+    keep_node = None if keep is None else e.const(f"{node.name}_keep", keep)
+    p = e(torch.ops.tabula.softmax.default, s, -1, scale, keep_node)
+    return e(aten.matmul.default, p, v)
+
+
+def _pieces(gm: GraphModule, node: Node) -> None:
+    name = canonical_op(node.target)
+    x = node.args[0]
+    rank = fake_value(x).dim()
+    dim = int(arg(node, 1, "dim", 0) if name == "aten.unbind" else arg(node, 2, "dim", 0)) % rank
+    sizes = [int(t.shape[dim]) if name != "aten.unbind" else 1 for t in node.meta["val"]]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    for u in list(node.users):
+        i = int(u.args[1])
+        e = _Emitter(gm, u)
+        if name == "aten.unbind":
+            piece = e(aten.select.int, x, dim, i)
+        else:
+            piece = e(aten.slice.Tensor, x, dim, starts[i], starts[i] + sizes[i])
+        u.replace_all_uses_with(piece)
+        gm.graph.erase_node(u)
+
+
+def _stack(gm: GraphModule, node: Node) -> Node:
+    xs, dim = node.args[0], int(arg(node, 1, "dim", 0))
+    rank = fake_value(xs[0]).dim() + 1
+    e = _Emitter(gm, node)
+    return e(aten.cat.default, [e(aten.unsqueeze.default, x, dim % rank) for x in xs], dim % rank)
+
+
+def _like(gm: GraphModule, node: Node) -> Node:
+    v = node.meta["val"]
+    name = canonical_op(node.target)
+    fill = 0.0 if name == "aten.zeros_like" else 1.0 if name == "aten.ones_like" else float(node.args[1])
+    return _new_const(gm, f"{node.name}_value", torch.full(tuple(v.shape), fill, dtype=v.dtype), node, node)
+
+
+def decompose_ops(gm: GraphModule) -> int:
+    """Rewrite every :data:`DECOMPOSED` node of ``gm`` in place (module doc) that :func:`unsupported`
+    accepts; returns how many were rewritten."""
+    count = 0
+    masks = set()
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        name = canonical_op(node.target)
+        if name not in DECOMPOSED or unsupported(node):
+            continue
+        if name == "aten.scaled_dot_product_attention" and _is_const(arg(node, 3, "attn_mask", None)):
+            masks.add(str(arg(node, 3, "attn_mask", None).target))
+        if name in _SPLITS:
+            _pieces(gm, node)
+        else:
+            fn = {"aten.scaled_dot_product_attention": _attention,
+                  "aten.stack": _stack}.get(name, _like)
+            node.replace_all_uses_with(fn(gm, node))
+        gm.graph.erase_node(node)
+        count += 1
+    if count:
+        gm.graph.eliminate_dead_code()
+        _drop_unread(gm, masks)
+        gm.graph.lint()
+        gm.recompile()
+    return count
+
+
+def _drop_unread(gm: GraphModule, targets: set[str]) -> None:
+    """Delete the attention masks no node reads any more (their ``-inf`` entries live on as the keep mask;
+    the weight checks would refuse them)."""
+    read = {str(n.target) for n in gm.graph.nodes if n.op == "get_attr"}
+    for t in targets - read:
+        *path, leaf = t.split(".")
+        mod = gm
+        for part in path:
+            mod = getattr(mod, part)
+        if leaf in mod._buffers:
+            del mod._buffers[leaf]
+        elif leaf in mod._parameters:
+            del mod._parameters[leaf]
