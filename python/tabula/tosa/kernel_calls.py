@@ -43,6 +43,20 @@ def _rescale(lib, ins, a):
                        output_dtype=a["output_dtype"])
 
 
+def _transpose_conv2d(lib, ins, a):
+    """``tabula_transpose_conv2d_<s8|s16>`` by name (``lib.call``, numpy arrays; the harness has no op wrapper)."""
+    x, w, b = (np.ascontiguousarray(v) for v in ins)
+    n, ih, iw, ic = x.shape
+    oc, kh, kw, _ = w.shape
+    pt, pb, pl, pr = (int(v) for v in a["out_pad"])
+    sy, sx = (int(v) for v in a["stride"])
+    oh, ow = (ih - 1) * sy + pt + pb + kh, (iw - 1) * sx + pl + pr + kw
+    out = np.empty((n, oh, ow, oc), dtypes.get(a["output_dtype"]).np)
+    lib.call(f"tabula_transpose_conv2d_{dtypes.of(x).sfx}", n, ih, iw, ic, oh, ow, oc, kh, kw, sy, sx, pt, pl, x,
+             int(a.get("input_zp", 0)), w, int(a.get("weight_zp", 0)), b, out)
+    return out
+
+
 #: IR op -> its kernel call: ``call(lib, input arrays, attrs + output_dtype) -> output array``.
 CALLS: dict[str, Call] = {
     "ADD": _binary("add"),
@@ -73,6 +87,7 @@ CALLS: dict[str, Call] = {
     "TABLE": lambda lib, ins, a: lib.table(*ins),
     "TILE": lambda lib, ins, a: lib.tile(ins[0], list(a["multiples"])),
     "TRANSPOSE": lambda lib, ins, a: lib.transpose(ins[0], list(a["perms"])),
+    "TRANSPOSE_CONV2D": _transpose_conv2d,
 }
 
 

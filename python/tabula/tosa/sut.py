@@ -71,8 +71,26 @@ def _harness():
         import device_kernels as device
         import kernel_lib as host
 
-        device = _with_data_calls(device)
+        host, device = _with_call(host), _with_data_calls(device)
     return host, device
+
+
+def _with_call(host):
+    """``tests/kernel_lib.py`` (before the harness moved into the package) with ``call(name, *args)`` taking
+    numpy arrays for pointer parameters, as the device harness's ``call`` does."""
+    import types
+
+    import numpy as np
+
+    class KernelLib(host.KernelLib):
+        def call(self, name, *args):
+            fn = getattr(self.lib, name)
+            self._call(name, *[a.ctypes.data_as(t) if isinstance(a, np.ndarray) else a for a, t in zip(args, fn.argtypes)])
+
+    shim = types.ModuleType(host.__name__)
+    shim.__dict__.update(vars(host))
+    shim.KernelLib = KernelLib
+    return shim
 
 
 def _with_data_calls(device):
