@@ -7,9 +7,10 @@ For each test (a ``desc.json``, its ``test.tosa`` and input ``.npy`` files, as `
 writes them) the runner makes a :class:`TosaSUTRunner`.  :meth:`~TosaSUTRunner.skipTest` reads the graph
 into tabula's IR (:func:`tabula.tosa.read`) and reports what tabula does not implement -- an operator, a
 dtype, an attribute value, a variant outside an op's contract, a dtype pair without a C kernel; on a
-QEMU target, arrays larger than its device harness holds -- as SKIPPED with the one-line reason; :meth:`~TosaSUTRunner.runTestGraph` runs the graph through tabula's C
-kernels, one kernel call per IR op (:mod:`tabula.tosa.kernel_calls`), and writes each result ``.npy`` the
-runner then checks against the reference model.
+QEMU target, arrays larger than its device harness holds -- as SKIPPED with the one-line reason;
+:meth:`~TosaSUTRunner.runTestGraph` runs the graph through tabula's C kernels, one kernel call per IR op
+(:mod:`tabula.tosa.kernel_calls`), and writes each result ``.npy`` the runner then checks against the
+reference model's.
 
 ``--sut-module-args tabula.tosa.sut:<key>=<value>`` (repeatable):
 
