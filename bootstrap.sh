@@ -2,8 +2,8 @@
 # Set up a fresh Debian/Ubuntu machine for tabula (idempotent; run as root or with sudo).
 #   Arm GNU toolchain + newlib (cross compiler), QEMU (runs the Corstone-300 firmware),
 #   and the Python package with its pinned dependencies (torch==2.13.0 CPU, torchao 0.18), the test
-#   tools, the MLPerf Tiny extras (tflite reader, ai-edge-litert), the dev-board extras (pyocd,
-#   cmsis-pack-manager) and the NPU extra (Arm's Vela compiler, ethos-u-vela==5.2.0).
+#   tools, the MLPerf Tiny extras (tflite reader, ai-edge-litert), the ONNX importer (onnx, onnx2torch), the
+#   dev-board extras (pyocd, cmsis-pack-manager) and the NPU extra (Arm's Vela compiler, ethos-u-vela==5.2.0).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,12 +22,16 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import tabula, torch, torchao, SCons, pyocd, cmsis_pack_manager, ethosu.vela" >/dev/null 2>&1 \
+if ! $PY -c "import tabula, torch, torchao, SCons, pyocd, cmsis_pack_manager, ethosu.vela, onnx, onnx2torch" >/dev/null 2>&1 \
    || [ pyproject.toml -nt .bootstrap-stamp ]; then
     echo "bootstrap: installing the tabula Python package and its dependencies"
     # torch is pinned to the CPU build; an open range would pull a multi-GB CUDA build.
     $PY -m pip install -q --disable-pip-version-check "torch==2.13.0"
-    $PY -m pip install -q --disable-pip-version-check -e '.[test,mlperf,board,npu]'
+    $PY -m pip install -q --disable-pip-version-check -e '.[test,mlperf,board,npu,onnx]'
+    # onnx2torch without its dependencies: it requires torchvision (for NMS / RoiAlign only), and the
+    # torchvision pip finds is built for another torch than the pinned CPU one (tabula.importers.onnx
+    # stands in for it when it does not import)
+    $PY -m pip install -q --disable-pip-version-check --no-deps "onnx2torch>=1.5.15,<2"
     touch .bootstrap-stamp
 fi
 # pyenv only sees new console scripts (scons, tabula) after a rehash.

@@ -18,12 +18,12 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 import torch.nn as nn  # noqa: E402
 
-from fixtures.conv_family_model import export  # noqa: E402
-from helpers import scons  # noqa: E402
+from _bench import fixture, scons  # noqa: E402
+
+export = fixture("fixtures/conv_family_model.py").export
 
 #: name -> (module, input shape without batch, MACs, CMSIS-NN M55 instr/MAC, issue 11 target)
 LAYERS = {

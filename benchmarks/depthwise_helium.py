@@ -17,10 +17,11 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
-from fixtures.conv_family_model import DepthwiseLayer, export  # noqa: E402
-from helpers import scons  # noqa: E402
+from _bench import fixture, scons  # noqa: E402
+
+_family = fixture("fixtures/conv_family_model.py")
+DepthwiseLayer, export = _family.DepthwiseLayer, _family.export
 
 H = W = 16
 C = 64

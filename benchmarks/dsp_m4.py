@@ -19,12 +19,12 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 from torch import nn  # noqa: E402
 
-from fixtures.conv_family_model import export  # noqa: E402
-from helpers import scons  # noqa: E402
+from _bench import fixture, scons  # noqa: E402
+
+export = fixture("fixtures/conv_family_model.py").export
 
 BOARD = "mps2_an386"
 CMSIS_NN_M4 = {"conv3x3": 2.14, "conv1x1": 2.70, "dw3x3": 7.96, "fc": 2.07}

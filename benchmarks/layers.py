@@ -5,7 +5,7 @@ CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epil
 and FULLY_CONNECTED with the input zero point folded into the bias, codegen's ``fold_input_zp``),
 AVG_POOL2D and MAX_POOL2D int8, ADD int8 (the IR's RESCALE of each input, ADD, RESCALE, fused by codegen
 into one ``tabula_add_requant_s8`` call), TABLE int8 and the fused int16 table op (TABLE16, one
-513-entry table).  They run through tests/device_kernels.py on
+513-entry table).  They run through tabula.harness.device on
 
 * ``m55``: corstone300 (QEMU mps3-an547, Cortex-M55) with the Helium paths,
 * ``m55-portable``: the same with ``TABULA_PORTABLE_ONLY=1``,
@@ -29,14 +29,14 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT / "python"))
 
 import numpy as np  # noqa: E402
 
-from device_kernels import TARGETS, DeviceKernelLib  # noqa: E402
-from tabula import qmath  # noqa: E402
+from tabula import qmath, requant  # noqa: E402
 from tabula.codegen.fusion import folded_bias  # noqa: E402
 from tabula.reference.ops import add, avg_pool2d, clamp, conv2d, depthwise_conv2d, fully_connected  # noqa: E402
+from tabula.harness.device import TARGETS, DeviceKernelLib  # noqa: E402
 from tabula.reference.ops import max_pool2d, rescale, table  # noqa: E402
 
 #: Issue 11: CMSIS-NN instructions per MAC, (M55 MVE, M4 DSP), same layers and QEMU boards.
@@ -51,7 +51,7 @@ def _requant(rng, acc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     log2 = int(np.log2(np.abs(acc).max() + 1))
     m, s = rng.integers(2**30, 2**31, cout), rng.integers(log2 + 22, log2 + 24, cout)
     zp = -5
-    block = np.array([zp, -128, 127] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    block = requant.pack(zp, -128, 127, m, s)
     y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in m], "shift": [int(v) for v in s],
                             "scale32": True, "output_dtype": "int8"}, strict=False)
     return block, clamp.run([y], {"min": -128, "max": 127})
@@ -129,8 +129,8 @@ def layers(rng):
 
 def measure(target: str, work: Path, rng_seed: int) -> dict:
     """``{key: instructions}`` of every layer on ``target``, each output checked bit for bit."""
-    board, portable = TARGETS[target]
-    dev = DeviceKernelLib(board, portable=portable, work_dir=work)
+    board, portable, noasm = TARGETS[target]
+    dev = DeviceKernelLib(board, portable=portable, noasm=noasm, work_dir=work)
     plan = layers(np.random.default_rng(rng_seed))
     queued = []
     with dev.batch():
@@ -158,7 +158,7 @@ def _commit() -> str:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated: " + ", ".join(TARGETS))
+    ap.add_argument("--targets", default="m55,m55-portable,m4", help="comma-separated: " + ", ".join(TARGETS))
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args(argv)
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]

@@ -63,7 +63,7 @@ def tflite_int8(name: str, x_nhwc: np.ndarray, reference_kernels: bool) -> np.nd
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     rt = OpResolverType.BUILTIN_REF if reference_kernels else OpResolverType.AUTO
-    it = Interpreter(model_path=str(mlperf_tiny.data_dir() / mlperf_tiny.SPECS[name].int8_tflite),
+    it = Interpreter(model_path=str(mlperf_tiny.source_files(name)[1]),
                      experimental_op_resolver_type=rt)
     it.allocate_tensors()
     inp, out = it.get_input_details()[0], it.get_output_details()[0]

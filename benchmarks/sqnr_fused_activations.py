@@ -29,14 +29,16 @@ from torchao.quantization.pt2e import move_exported_model_to_eval  # noqa: E402
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "python"), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT / "python"))
 
 import tabula  # noqa: E402
 from tabula.quantizer import capture  # noqa: E402
 from tabula.quantizer.annotator import TabulaQuantizer  # noqa: E402
 from tabula.report import sqnr_db  # noqa: E402
-from test_fused_activations import ConvNet  # noqa: E402
-from test_shared_layers import UnrolledCell  # noqa: E402
+from _bench import fixture  # noqa: E402
+
+ConvNet = fixture("quantizer/test_fused_activations.py").ConvNet
+UnrolledCell = fixture("quantizer/test_shared_layers.py").UnrolledCell
 
 
 def pt2e(model, example, calib, quantizer):

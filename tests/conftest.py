@@ -12,7 +12,7 @@ command that installs it -- only when that is truly absent:
 ``fvp`` / ``board``: run against fakes here (no skip).
 
 ``python/`` and ``tests/`` are on the path (pyproject.toml ``pythonpath``), so tests import
-``tabula`` from this checkout and helpers such as ``kernel_lib`` directly; ``PYTHONPATH`` is set so
+``tabula`` from this checkout (the kernel harness is ``tabula.harness``) and test helpers directly; ``PYTHONPATH`` is set so
 the processes the tests start do too.
 """
 import os
@@ -77,7 +77,7 @@ def pytest_runtest_setup(item):
 def kernel_lib(tmp_path_factory):
     """ctypes wrappers (tests/kernel_lib.KernelLib) over every C kernel, built once per session with
     the host ``cc``.  Skips when there is no host compiler."""
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     why = missing_for("host")
     if why:
@@ -122,18 +122,19 @@ def digits_program(digits_quantized):
 
 @pytest.fixture(scope="session")
 def device_lib(tmp_path_factory):
-    """``device_lib(target)``: a tests/device_kernels.DeviceKernelLib for a target of
-    ``device_kernels.TARGETS`` (``m55`` Helium, ``m55-portable``, ``m4``), its kernel library built once
-    per session.  Mark the test ``arm`` and ``qemu`` (they skip when the tools are absent)."""
-    import device_kernels as dk
+    """``device_lib(target)``: a tabula.harness.device.DeviceKernelLib for a target of
+    ``tabula.harness.device.TARGETS`` (``m55`` Helium, ``m55-portable``, ``m55-noasm``, ``m4``, ...), its
+    kernel library built once per session.  Mark the test ``arm`` and ``qemu`` (they skip when the tools
+    are absent; helpers.kernel_targets does)."""
+    from tabula.harness import device as dk
 
     libs = {}
     root = tmp_path_factory.mktemp("device_kernels")
 
     def get(target: str):
         if target not in libs:
-            board, portable = dk.TARGETS[target]
-            libs[target] = dk.DeviceKernelLib(board, portable=portable, work_dir=root)
+            board, portable, noasm = dk.TARGETS[target]
+            libs[target] = dk.DeviceKernelLib(board, portable=portable, noasm=noasm, work_dir=root)
         return libs[target]
 
     return get
@@ -158,3 +159,10 @@ def digits_m55_build(digits_dir, tmp_path_factory):
     out = b / "corstone300" / "digits"
     return types.SimpleNamespace(build_dir=b, out=out, elf=out / "firmware.elf", args=args, data=digits_dir / "test.npz",
                                  model=digits_dir / "model.pt2")
+
+
+@pytest.fixture
+def kernels_on(request, device_lib):
+    """``kernels_on(target)``: the host library (the ``kernel_lib`` fixture) for ``"host"``, else the
+    device library of that target (``device_lib``): the same op methods either way."""
+    return lambda target: request.getfixturevalue("kernel_lib") if target == "host" else device_lib(target)

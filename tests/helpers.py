@@ -38,3 +38,116 @@ def torch_modules(*argv: str) -> int:
     assert p.returncode == 0, p.stderr[-2000:]
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("TORCH-MODULES")][-1]
     return int(line.split()[1])
+
+
+# ---- the kernel targets: one test per op runs its cases on each -------------------------------------
+#: ``host`` (the ctypes library) and the emulated cores of :data:`tabula.harness.device.TARGETS`.
+KERNEL_TARGETS = ["host", "m55", "m55-portable", "m55-noasm", "m4", "m4-portable", "m4-noasm", "m33"]
+
+
+def kernel_targets(*names: str) -> list:
+    """pytest params of ``names`` (default :data:`KERNEL_TARGETS`), marked with what each needs: the host
+    compiler, or the Arm compiler and QEMU."""
+    import pytest
+
+    return [pytest.param(t, marks=[pytest.mark.host] if t == "host" else [pytest.mark.arm, pytest.mark.qemu])
+            for t in (names or KERNEL_TARGETS)]
+
+
+def int8(rng, shape, edges: bool = False):
+    """Random int8 in [-128, 127]; ``edges``: only the two ends."""
+    import numpy as np
+
+    if edges:
+        return rng.choice(np.array([-128, 127], np.int8), shape)
+    return rng.integers(-128, 127, shape, endpoint=True, dtype=np.int8)
+
+
+def weights8(rng, shape):
+    """Random symmetric int8 weights in [-127, 127]."""
+    import numpy as np
+
+    return rng.integers(-127, 127, shape, endpoint=True, dtype=np.int8)
+
+
+def requant_block(rng, acc, kind: str = "random"):
+    """A requant block (:func:`tabula.requant.pack`) for int32 accumulators ``acc`` (last axis: the output
+    channels) whose outputs land around the int8 range (some saturate):
+
+    * ``random``: multipliers in [2^30, 2^31), shifts log2|acc| + 22 .. + 25, any zero point;
+    * ``edges``: as random, with multiplier 0, 1 and 2^31 - 1, shifts 2 and 62 on the first channels, the
+      zero point at an end and a CLAMP inside the range;
+    * ``extremes``: as random, with (2^31 - 1, 62), (2^30, 2), (2^31 - 1, 32) on the first channels (the
+      DSP paths' cases);
+    * ``ties``: shifts 33..62 only (the vector epilogue): m = 2^30 with s = 30 + k makes one accumulator in
+      2^k an exact tie; every 5th channel an extreme (m 0, 1, 2^31 - 1 with s 33, 2^31 - 1 with s 62)."""
+    import numpy as np
+
+    from tabula import requant
+
+    cout = acc.shape[-1]
+    log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
+    zp, lo, hi = int(rng.integers(-128, 128)), -128, 127
+    if kind == "ties":
+        k = max(3, log2 - 7)
+        m, s = np.full(cout, 2**30), 30 + k + np.arange(cout) % 2
+        for o in range(0, cout, 5):
+            m[o], s[o] = [(0, 33), (1, 33), (2**31 - 1, 33), (2**31 - 1, 62)][(o // 5) % 4]
+        return requant.pack(int(rng.choice([-128, 127, 5])), -128, 127, m, s)
+    m = rng.integers(2**30, 2**31, cout)
+    s = rng.integers(log2 + 22, log2 + 26, cout)
+    ends = {"edges": [(0, 31), (1, 2), (2**31 - 1, 2), (2**31 - 1, 62), (2**30, 62)],
+            "extremes": [(2**31 - 1, 62), (2**30, 2), (2**31 - 1, 32)]}.get(kind, [])
+    for o, (mv, sv) in zip(range(cout), ends):
+        m[o], s[o] = mv, sv
+    if kind == "edges":
+        zp = int(rng.choice([-128, 127]))
+        lo, hi = (zp, 127) if zp < 0 else (-100, zp)
+    return requant.pack(zp, lo, hi, m, s)
+
+
+def requant_block16(rng, acc):
+    """A requant block for int48 accumulators: multipliers < 2^15, output zp 0, int16 outputs (some
+    saturate)."""
+    import numpy as np
+
+    from tabula import requant
+
+    log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
+    m = rng.integers(2**14, 2**15, acc.shape[-1])
+    s = rng.integers(log2 - 2, log2 + 2, acc.shape[-1]).clip(2, 62)
+    return requant.pack(0, -32768, 32767, m, s)
+
+
+def run_kernel_cases(lib, cases):
+    """Run ``cases`` -- ``[(label, call, want)]`` with ``call(lib) -> output array`` -- in one batch on
+    ``lib`` (the host library or a device one) and compare every output with ``want`` bit for bit;
+    fails naming the first case that differs."""
+    import numpy as np
+    import pytest
+
+    with lib.batch():
+        got = [call(lib) for _, call, _ in cases]
+    for (label, _, want), g in zip(cases, got):
+        assert g.dtype == want.dtype and g.shape == want.shape, (label, g.dtype, g.shape, want.dtype, want.shape)
+        if not np.array_equal(g, want):
+            bad = np.argwhere(g != want)
+            pytest.fail(f"{label}: {len(bad)} of {g.size} differ, first at {tuple(bad[0])}: "
+                        f"got {g[tuple(bad[0])]}, reference {want[tuple(bad[0])]}")
+
+
+def load_example(relpath: str, name: str | None = None):
+    """The module at ``ROOT/<relpath>`` (e.g. ``examples/mobilenet/model.py``), loaded by file under a unique
+    name: several examples have a ``model.py``, so ``import model`` after a ``sys.path`` insert returns whichever
+    test ran first."""
+    import importlib.util
+
+    path = ROOT / relpath
+    name = name or "tabula_example_" + "_".join(Path(relpath).with_suffix("").parts[1:])
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -1,8 +1,16 @@
 """The MLPerf Tiny reference models as tabula examples: ``kws`` (DS-CNN), ``ic`` (ResNet-8), ``ad`` (FC autoencoder).
 
-The pretrained weights, their TFLite int8 twins (the numerics peer) and real inputs live outside the
-repository, in ``../shared/mlperf_tiny/`` beside the checkout (MLCommons ``tiny``, Apache-2.0; see that
-folder's README), or wherever ``$TABULA_MLPERF_TINY`` points.  This package reads them:
+Where the files come from (:func:`source_files`), first match wins:
+
+1. ``$TABULA_MLPERF_TINY`` (a folder with the files), else ``../shared/mlperf_tiny/`` beside the checkout
+   (the offline copy of the project's machines; its README describes every file);
+2. otherwise the ``.tflite`` files (pretrained weights and their TFLite int8 twins, the numerics peer)
+   are downloaded once from the MLCommons ``tiny`` repository at a pinned commit, checksum-verified, into
+   ``~/.cache/tabula/mlperf_tiny`` (:mod:`.fetch`), and the evaluation inputs are the copies shipped in
+   ``examples/mlperf_tiny/inputs/`` (made by this project from public recordings and photos -- they are
+   not in the MLCommons repository; ``inputs/README.md``).
+
+This package reads them:
 
 * :func:`load_model` -- the PyTorch port (:mod:`.models`) with the float ``.tflite``'s weights;
 * :func:`load_inputs` -- the shipped inputs in PyTorch layout (NHWC images -> NCHW) and ``y_float``;
@@ -52,17 +60,24 @@ SPECS: dict[str, Spec] = {
 }
 
 
-def data_dir() -> Path:
-    """Where the MLPerf Tiny files are: ``$TABULA_MLPERF_TINY``, else ``../shared/mlperf_tiny`` next to
-    the checkout.  Raises FileNotFoundError naming both when neither exists."""
+#: The evaluation inputs this repository ships (the same arrays as ``../shared/mlperf_tiny/*_inputs.npz``).
+SHIPPED_INPUTS = Path(__file__).resolve().parent / "inputs"
+
+
+def data_dir() -> Path | None:
+    """The folder of MLPerf Tiny files this machine has: ``$TABULA_MLPERF_TINY``, else
+    ``../shared/mlperf_tiny`` next to the checkout; None when neither is set or present (then
+    :func:`source_files` downloads the ``.tflite`` files and uses the shipped inputs).
+    Raises FileNotFoundError when ``$TABULA_MLPERF_TINY`` names a folder that does not exist."""
     env = os.environ.get("TABULA_MLPERF_TINY")
-    d = Path(env) if env else ROOT.parent / "shared" / "mlperf_tiny"
-    if not d.is_dir():
-        raise FileNotFoundError(
-            f"the MLPerf Tiny files are not in {d}; set TABULA_MLPERF_TINY=<folder with kws_ref_model_float32.tflite, "
-            "pretrainedResnet.tflite, ad01_fp32.tflite, their int8 twins and *_inputs.npz>"
-        )
-    return d
+    if env:
+        if not Path(env).is_dir():
+            raise FileNotFoundError(
+                f"TABULA_MLPERF_TINY={env} is not a folder; point it at the folder with kws_ref_model_float32.tflite, "
+                "pretrainedResnet.tflite, ad01_fp32.tflite and their int8 twins, or unset it to download them")
+        return Path(env)
+    d = ROOT.parent / "shared" / "mlperf_tiny"
+    return d if d.is_dir() else None
 
 
 def _spec(name: str) -> Spec:
@@ -72,14 +87,23 @@ def _spec(name: str) -> Spec:
 
 
 def source_files(name: str) -> list[Path]:
-    """The data files the example ``name`` is built from (float .tflite, int8 .tflite, inputs .npz);
-    FileNotFoundError naming the first one missing."""
+    """The data files the example ``name`` is built from: float .tflite, int8 .tflite, inputs .npz --
+    from :func:`data_dir` when there is one, else downloaded (:func:`.fetch.fetch`, once, into the cache)
+    and the shipped inputs.  FileNotFoundError (a :class:`.fetch.FetchError` for a failed download)
+    naming the first one missing and the fix."""
+    from .fetch import fetch
+
     s, d = _spec(name), data_dir()
-    files = [d / s.float_tflite, d / s.int8_tflite, d / s.inputs]
-    for f in files:
-        if not f.is_file():
-            raise FileNotFoundError(f"{f} not found (MLPerf Tiny model {name!r}); set TABULA_MLPERF_TINY to the folder that holds it")
-    return files
+    if d is not None:
+        files = [d / s.float_tflite, d / s.int8_tflite, d / s.inputs]
+        if not files[2].is_file():
+            files[2] = SHIPPED_INPUTS / s.inputs
+        for f in files:
+            if not f.is_file():
+                raise FileNotFoundError(f"{f} not found (MLPerf Tiny model {name!r}); put it there, or unset "
+                                        "TABULA_MLPERF_TINY to download it")
+        return files
+    return [fetch(s.float_tflite), fetch(s.int8_tflite), SHIPPED_INPUTS / s.inputs]
 
 
 def load_model(name: str):

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .tflite_reader import TFLiteOp, read_tflite
+from tabula.importers.tflite_reader import TFLiteOp, read_tflite
 
 __all__ = ["same_pads", "TFConv2d", "TFLinear", "DSCNN", "ResNet8", "AutoEncoder", "TFLiteMismatch"]
 

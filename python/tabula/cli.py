@@ -1,6 +1,7 @@
 """``tabula`` command line: the toolchain's stages for scripting (SCons calls the same commands).
 
     tabula quantize --model m.pt2 --calib calib.npz --out build/dir      # quantized_graph.txt, ir.json, ir.npz
+                    (--model m.tflite / m.onnx: imported first; several inputs: x0, x1, ... in the .npz)
     tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
@@ -279,7 +280,7 @@ def _add_validate(sub) -> None:
     v = sub.add_parser("validate", help="build, run on a board (host, qemu, fvp or a real one), "
                                         "check bit-exact and against float, write results.json")
     v.add_argument("--board", required=True)
-    v.add_argument("--model", default="", help=".pt2 (default: the digits example)")
+    v.add_argument("--model", default="", help=".pt2, float .tflite or .onnx (default: the digits example)")
     v.add_argument("--data", default="", help="test inputs .npz (x, optional labels y)")
     v.add_argument("--calib", default="", help="calibration .npz (default: --data)")
     v.add_argument("--name", default="")
@@ -299,7 +300,7 @@ def _add_validate(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tabula", description="PyTorch model -> bare-metal Arm firmware, checked bit-exact")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    q = sub.add_parser("quantize", help="PT2E-quantize a .pt2 and lower it to the integer IR")
+    q = sub.add_parser("quantize", help="PT2E-quantize a model (.pt2, float .tflite, .onnx) and lower it to the integer IR")
     q.add_argument("--model", required=True)
     q.add_argument("--calib", required=True)
     q.add_argument("--scheme", default="int8")

@@ -9,10 +9,11 @@ it this module generates
   the status enum and the ``tabula_window`` struct);
 * the build list (:func:`sources`): the ``.c`` file of every kernel;
 * the ctypes signatures (:func:`signature`, :func:`bind`), parsed from the rendered prototypes, with
-  :func:`window_type` and :func:`status_codes` read from ``tabula_types.h``.
+  :func:`window_type`, :func:`requant_type` and :func:`status_codes` read from ``tabula_types.h`` (and
+  :func:`requant_fields`, the word order :mod:`tabula.requant` packs).
 
 There is no other list of kernels: the header, the firmware build (``toolchain/firmware.py``) and the
-host library of the tests (``tests/kernel_lib.py``) all come from here.
+kernel harness of the tests and benchmarks (:mod:`tabula.harness`) all come from here.
 
 A leaf module: the standard library, ctypes, :mod:`tabula.dtypes` and :func:`tabula.boards.repo_root`.
 """
@@ -32,8 +33,8 @@ from tabula.boards import repo_root
 
 __all__ = [
     "Kernel", "ManifestError", "kernels_dir", "manifest_path", "types_header_path", "load", "names", "sources",
-    "header_text", "write_header", "status_codes", "window_fields", "window_type", "ctype", "signature", "bind",
-    "HEADER_NAME",
+    "header_text", "write_header", "status_codes", "window_fields", "window_type", "requant_fields", "requant_type",
+    "ctype", "signature", "bind", "HEADER_NAME",
 ]
 
 #: File name of the generated public header.
@@ -80,7 +81,8 @@ def manifest_path() -> Path:
 
 
 def types_header_path() -> Path:
-    """``<repo>/firmware_templates/kernels/tabula_types.h``: ``tabula_status`` and ``tabula_window``."""
+    """``<repo>/firmware_templates/kernels/tabula_types.h``: ``tabula_status``, ``tabula_window`` and
+    ``tabula_requant``."""
     return kernels_dir() / "tabula_types.h"
 
 
@@ -286,19 +288,48 @@ def status_codes() -> dict[str, int]:
     return codes
 
 
+def _struct_fields(name: str) -> list[tuple[str, str]]:
+    """``[(C type, field), ...]`` of ``typedef struct {...} <name>;`` in tabula_types.h, in declaration
+    order (``T a, b;`` gives two fields; a flexible array member ``T x[];`` the field ``x[]``)."""
+    m = re.search(r"typedef\s+struct\s*\{(?P<body>[^{}]*)\}\s*" + name + r"\s*;", _types_text())
+    if m is None:
+        raise ManifestError(f"{types_header_path()}: no 'typedef struct {{...}} {name};'")
+    fields: list[tuple[str, str]] = []
+    for decl in filter(None, (s.strip() for s in re.sub(r"/\*.*?\*/", "", m["body"], flags=re.S).split(";"))):
+        dm = re.fullmatch(r"(\w+)\s+(.+)", decl, re.S)
+        if dm is None:
+            raise ManifestError(f"{types_header_path()}: cannot read the {name} field {decl!r}")
+        fields += [(dm[1], f.strip()) for f in dm[2].split(",")]
+    return fields
+
+
+def _int32_fields(name: str) -> tuple[str, ...]:
+    fields = _struct_fields(name)
+    bad = [f"{t} {f}" for t, f in fields if t != "int32_t"]
+    if bad:
+        raise ManifestError(f"{types_header_path()}: {name} field(s) {bad} are not int32_t")
+    return tuple(f for _, f in fields)
+
+
 def window_fields() -> tuple[str, ...]:
     """The field names of ``tabula_window`` in declaration order (all int32_t), from tabula_types.h.
     Raises :class:`ManifestError` when the struct is not there or holds another type."""
-    m = re.search(r"typedef\s+struct\s*\{(?P<body>.*?)\}\s*tabula_window\s*;", _types_text(), re.S)
-    if m is None:
-        raise ManifestError(f"{types_header_path()}: no 'typedef struct {{...}} tabula_window;'")
-    fields: list[str] = []
-    for decl in filter(None, (s.strip() for s in re.sub(r"/\*.*?\*/", "", m["body"], flags=re.S).split(";"))):
-        dm = re.fullmatch(r"int32_t\s+(.+)", decl, re.S)
-        if dm is None:
-            raise ManifestError(f"{types_header_path()}: tabula_window field {decl!r} is not int32_t")
-        fields += [f.strip() for f in dm[1].split(",")]
-    return tuple(fields)
+    return _int32_fields("tabula_window")
+
+
+def requant_fields() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(header, channel)``: the int32 fields of ``tabula_requant`` before its flexible array member
+    ``channel[]`` and those of one ``tabula_channel_scale`` entry, in declaration order, from
+    tabula_types.h (the word order of a packed block: :func:`tabula.requant.pack`).  Raises
+    :class:`ManifestError` when a struct is not there, holds another type, or ``channel[]`` is not the
+    last field of ``tabula_requant``."""
+    fields = _struct_fields("tabula_requant")
+    if not fields or fields[-1] != ("tabula_channel_scale", "channel[]"):
+        raise ManifestError(f"{types_header_path()}: tabula_requant must end with 'tabula_channel_scale channel[];'")
+    bad = [f"{t} {f}" for t, f in fields[:-1] if t != "int32_t"]
+    if bad:
+        raise ManifestError(f"{types_header_path()}: tabula_requant field(s) {bad} are not int32_t")
+    return tuple(f for _, f in fields[:-1]), _int32_fields("tabula_channel_scale")
 
 
 @functools.lru_cache(maxsize=1)
@@ -311,10 +342,21 @@ def window_type() -> type[ctypes.Structure]:
     })
 
 
+@functools.lru_cache(maxsize=1)
+def requant_type() -> type[ctypes.Structure]:
+    """The ctypes mirror of ``tabula_requant``'s fixed fields (a kernel reads its ``channel[]`` words
+    after them: pass a packed block, ``tabula.requant.pack(...).ctypes.data_as(POINTER(requant_type()))``).
+    Raises as :func:`requant_fields`."""
+    return type("Requant", (ctypes.Structure,), {
+        "_fields_": [(f, ctypes.c_int32) for f in requant_fields()[0]],
+        "__doc__": "ctypes mirror of tabula_requant's fixed fields (firmware_templates/kernels/tabula_types.h).",
+    })
+
+
 def ctype(c_type: str):
     """The ctypes type of a C type the kernels use: ``int8_t`` .. ``int64_t`` (from
-    :mod:`tabula.dtypes`), ``tabula_status`` (``c_int``), ``void *``, pointers to those and to
-    ``tabula_window``, and pointers to pointers (``const int16_t *const *``, ``const void *const
+    :mod:`tabula.dtypes`), ``tabula_status`` (``c_int``), ``void *``, pointers to those, to
+    ``tabula_window`` and to ``tabula_requant``, and pointers to pointers (``const int16_t *const *``, ``const void *const
     *``); ``const`` is ignored.  Raises :class:`ManifestError` for any other type."""
     words = c_type.replace("*", " * ").split()
     base = [w for w in words if w not in ("const", "*")]
@@ -328,6 +370,8 @@ def ctype(c_type: str):
             t = ctypes.c_void_p
         elif b == "tabula_window":
             t = ctypes.POINTER(window_type())
+        elif b == "tabula_requant":
+            t = ctypes.POINTER(requant_type())
         else:
             t = ctypes.POINTER(scalars[b]) if b in scalars else None
         for _ in range(max(depth - 1, 0)):

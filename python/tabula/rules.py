@@ -29,7 +29,9 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  (:data:`FIXED_OUTPUT`), as TFLite fixes it: no observer, and no code wasted on
                  values softmax never produces.
 ``REWRITTEN``    not a class: ops rewritten before quantization into ops of the classes above (BatchNorm:
-                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED).
+                 folded into the conv/linear before it, else a 1x1 depthwise conv, WEIGHTED; LSTM / GRU:
+                 unrolled over the steps into linear, sigmoid / tanh, mul, add, whose nodes of one role
+                 share one grid over every step: :data:`STEP_GRID_KEY`).
 ``MATMUL``       matmul/bmm/mm of two activations (TOSA MATMUL): both inputs calibrated; output: own
                  (or a fused activation's).
 ``NORMALIZE``    layer_norm: input calibrated, output own; the affine weight and bias stay float and the
@@ -59,7 +61,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "REWRITTEN", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
+           "REWRITTEN", "STEP_GRID_KEY", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
            "FUSING_PRODUCERS", "fused_activation", "NORMALIZE", "AVERAGING", "own_average_grid"]
 
@@ -268,6 +270,10 @@ FIXED_OUTPUT: dict[str, dict[str, FixedGrid]] = {
 REWRITTEN: dict[str, str] = {
     "aten.batch_norm": "folded into the preceding conv/linear, else a per-channel 1x1 depthwise conv (WEIGHTED)",
     "aten._native_batch_norm_legit_no_training": "as aten.batch_norm",
+    "aten.lstm": "unrolled over the steps (tabula.quantizer.unroll_recurrent_pass): per step and gate a linear of "
+                 "the input and of h (weights stored once), sigmoid / tanh TABLEs, mul / add; c and h on one grid "
+                 "over every step",
+    "aten.gru": "as aten.lstm (gates r, z, n; h = n + z * (h - n))",
     "aten.scaled_dot_product_attention": "matmul(q, k^T), the scaled (masked) softmax tabula.softmax, matmul(p, v)",
     "aten.split": "one slice per piece",
     "aten.split_with_sizes": "one slice per piece",
@@ -278,6 +284,12 @@ REWRITTEN: dict[str, str] = {
     "aten.ones_like": "a constant of the input's shape (folded)",
     "aten.full_like": "a constant of the input's shape (folded)",
 }
+
+#: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):
+#: every node carrying the same value (``"<op>.l<layer>.<role>"``: a gate's pre-activation, the cell state
+#: c, h, ...) gets one output grid, observed over every step -- so a state is never requantized between
+#: steps, and every step is the same integer program.
+STEP_GRID_KEY = "tabula_step_grid"
 #: Products of two activations (TOSA MATMUL): packet name -> indices of the two operands.
 MATMUL: dict[str, tuple[int, int]] = {
     "aten.matmul": (0, 1),

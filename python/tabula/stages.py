@@ -19,17 +19,29 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """``x`` (float32 [n, ...]) and the optional labels ``y`` (int64 [n]) of a ``.npz``.
+    """``x`` (float32 [n, ...]) and the optional labels ``y`` of a single-input ``.npz``
+    (:func:`_load_npz_inputs` with exactly one input)."""
+    xs, y = _load_npz_inputs(path, what)
+    if len(xs) != 1:
+        raise StageError(f"{what} file {Path(path)} holds {len(xs)} inputs (x0..x{len(xs) - 1}); this step takes one ('x')")
+    return xs[0], y
+
+
+def _load_npz_inputs(path: str | Path, what: str) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """The inputs (one float32 array ``[n, ...]`` per model input) and the optional labels ``y`` (int64
+    [n]) of a ``.npz``: ``x`` for a single-input model, or ``x0``, ``x1``, ... (consecutive from 0, the
+    model's input order) for several.
 
     Raises:
         StageError: naming the file: missing, not a ``.npz`` archive (a ``.npy``, text, truncated),
-            no ``x``, complex / non-numeric / NaN / Inf / empty ``x``, labels that are not one
-            non-negative integer per sample.
+            no ``x`` / ``x0``, both, a gap in ``x0..xK``, inputs with different sample counts,
+            complex / non-numeric / NaN / Inf / empty inputs, labels that are not one non-negative
+            integer per sample.
     """
     p = Path(path)
     if not p.is_file():
         raise StageError(f"{what} file {p} not found")
-    fix = "save it with np.savez(path, x=inputs, y=labels)"
+    fix = "save it with np.savez(path, x=inputs, y=labels) (several inputs: x0=..., x1=...)"
     try:
         z = np.load(p, allow_pickle=False)
     except Exception as e:  # numpy/zipfile raise many kinds for a damaged or foreign file
@@ -38,27 +50,47 @@ def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | N
         raise StageError(f"{what} file {p} holds a single array (a .npy), not a .npz archive; {fix}")
     try:
         with z:
-            if "x" not in z.files:
-                raise StageError(f"{what} file {p} has no array 'x' (it has {z.files}); save inputs as np.savez(path, x=...)")
-            x = z["x"]
-            y = z["y"] if "y" in z.files else None
+            files = set(z.files)
+            numbered = sorted(int(k[1:]) for k in files if k[:1] == "x" and k[1:].isdigit())
+            if "x" in files and numbered:
+                raise StageError(f"{what} file {p} has both 'x' and 'x0'..; give 'x' (one input) or x0, x1, ... (several)")
+            if "x" in files:
+                keys = ["x"]
+            elif numbered:
+                if numbered != list(range(len(numbered))):
+                    raise StageError(f"{what} file {p} has inputs {['x%d' % k for k in numbered]}: number them "
+                                     "x0, x1, ... without gaps, in the model's input order")
+                keys = [f"x{k}" for k in numbered]
+            else:
+                raise StageError(f"{what} file {p} has no array 'x' (it has {z.files}); save inputs as "
+                                 "np.savez(path, x=...) (several inputs: x0=..., x1=...)")
+            xs = [z[k] for k in keys]
+            y = z["y"] if "y" in files else None
     except StageError:
         raise
     except Exception as e:  # a truncated member, a pickled object array
         raise StageError(f"{what} file {p} is damaged or holds objects ({type(e).__name__}: {e}); {fix}") from None
-    if np.iscomplexobj(x):
-        raise StageError(f"{what} file {p}: 'x' is complex ({x.dtype}); the model takes real inputs: save x.real "
-                         "(or split real and imaginary parts into channels)")
-    if x.dtype.kind not in "fiub":
-        raise StageError(f"{what} file {p}: 'x' has dtype {x.dtype}; save float32 numbers")
-    x = x.astype(np.float32)
-    if not np.isfinite(x).all():
-        raise StageError(f"{what} file {p}: 'x' contains NaN or Inf")
-    if x.ndim < 1 or x.shape[0] == 0:
-        raise StageError(f"{what} file {p}: 'x' holds no samples (shape {x.shape}); give at least one")
+    out = []
+    for key, x in zip(keys, xs):
+        name = f"'{key}'"
+        if np.iscomplexobj(x):
+            raise StageError(f"{what} file {p}: {name} is complex ({x.dtype}); the model takes real inputs: save x.real "
+                             "(or split real and imaginary parts into channels)")
+        if x.dtype.kind not in "fiub":
+            raise StageError(f"{what} file {p}: {name} has dtype {x.dtype}; save float32 numbers")
+        x = x.astype(np.float32)
+        if not np.isfinite(x).all():
+            raise StageError(f"{what} file {p}: {name} contains NaN or Inf")
+        if x.ndim < 1 or x.shape[0] == 0:
+            raise StageError(f"{what} file {p}: {name} holds no samples (shape {x.shape}); give at least one")
+        if out and len(x) != len(out[0]):
+            raise StageError(f"{what} file {p}: {name} has {len(x)} samples, {keys[0]!r} {len(out[0])}; give every "
+                             "input the same number of samples")
+        out.append(x)
     if y is not None:
-        if y.ndim != 1 or len(y) != len(x):
-            raise StageError(f"{what} file {p}: 'y' has {y.shape} labels for {len(x)} samples; give one integer label per sample")
+        n = len(out[0])
+        if y.ndim != 1 or len(y) != n:
+            raise StageError(f"{what} file {p}: 'y' has {y.shape} labels for {n} samples; give one integer label per sample")
         if y.dtype.kind == "f" and not (np.isfinite(y).all() and (y == np.round(y)).all()):
             raise StageError(f"{what} file {p}: labels 'y' are fractional floats ({y.dtype}); give the class index of "
                              "each sample as an integer (y.argmax(1) for one-hot or probabilities)")
@@ -67,7 +99,7 @@ def _load_npz_x(path: str | Path, what: str) -> tuple[np.ndarray, np.ndarray | N
         y = y.astype(np.int64)
         if (y < 0).any():
             raise StageError(f"{what} file {p}: label {int(y.min())} is negative; labels are class indices 0..classes-1")
-    return x, y
+    return out, y
 
 
 def check_run_options(board, runner: str | None = None, limit: int | None = None, port: str | None = None,
@@ -127,18 +159,32 @@ def saved_with_torch_save(path: str | Path) -> bool:
 
 
 def load_exported(model_path: str | Path):
-    """Load a ``.pt2`` ExportedProgram.
+    """Load the model at ``model_path`` as a ``torch.export`` program: a ``.pt2``, a float ``.tflite`` or
+    an ``.onnx`` file (:func:`tabula.importers.load_program`: batch-1 example inputs, 4-D NCHW).
 
     Raises:
-        StageError: the file is missing, is a ``torch.save`` file (a pickled module or state_dict, not
-            an exported program: the message gives the ``torch.export.save`` line), or is no readable
-            ``torch.export`` program (one line, with torch's first line of why).
+        StageError: naming the file: missing; a ``.pt2`` that is a ``torch.save`` file (a pickled module
+            or state_dict, not an exported program: the message gives the ``torch.export.save`` line) or no
+            readable ``torch.export`` program (one line, with torch's first line of why); a ``.tflite`` /
+            ``.onnx`` whose reader or converter is not installed (the line gives the install command) or
+            that the importer does not convert (the line names the op).
     """
     import torch
 
     p = Path(model_path)
     if not p.is_file():
-        raise StageError(f"model file {p} not found; export it with {EXPORT_FIX.format(p=p)}")
+        raise StageError(f"model file {p} not found; export it with {EXPORT_FIX.format(p=p)} (or give a float "
+                         ".tflite or an .onnx file)")
+    if p.suffix.lower() in (".tflite", ".onnx"):
+        from .importers import load_program
+
+        try:
+            return load_program(p)
+        except ImportError as e:
+            raise StageError(str(e)) from None
+        except (ValueError, OSError) as e:  # TFLiteImportError / ONNXImportError are ValueErrors
+            msg = str(e)
+            raise StageError(msg if p.name in msg else f"{p}: {msg}") from None
     if saved_with_torch_save(p):
         raise StageError(f"{p} was written by torch.save (a pickled module or state_dict), not by torch.export.save: "
                          f"tabula reads exported programs; export it with {EXPORT_FIX.format(p=p)}")
@@ -151,10 +197,17 @@ def load_exported(model_path: str | Path):
 
 
 def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", npu: str | None = None):
-    """Stage 1+2: ``.pt2`` + calibration ``.npz`` (``x``: float32 [n, ...]) -> ``quantized_graph.txt``,
-    ``ir.json``, ``ir.npz`` in ``out_dir``.  Returns the :class:`tabula.Program`.  ``npu``: an Ethos-U
-    target: the IR takes the NPU forms of its lowerings (:func:`tabula.npu.legalize`: the softmax without
-    INTDIV); ``tables.json`` then also says which form each softmax has."""
+    """Stage 1+2: the model (``.pt2`` / ``.tflite`` / ``.onnx``, :func:`load_exported`) + calibration
+    ``.npz`` (``x``, or ``x0``, ``x1``, ... for several inputs: float32 [n, ...] each) ->
+    ``quantized_graph.txt``, ``ir.json``, ``ir.npz``, ``tables.json`` in ``out_dir``.  Returns the
+    :class:`tabula.Program`.  ``npu``: an Ethos-U target: the IR takes the NPU forms of its lowerings
+    (:func:`tabula.npu.legalize`: the softmax without INTDIV); ``tables.json`` then also says which form
+    each softmax has.
+
+    Raises:
+        StageError: the model or calibration is unreadable, the model was exported with a batch
+            other than 1, or the calibration's inputs are not the model's (count or per-sample shape).
+    """
     import torch
 
     import tabula
@@ -163,24 +216,29 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", np
 
     ep = load_exported(model_path)
     out = make_dirs(out_dir)
-    x, _ = _load_npz_x(calib_path, "calibration")
-    example = tuple(a for a in ep.example_inputs[0]) if ep.example_inputs else (torch.from_numpy(x[:1]),)
-    if len(example) != 1:
-        raise StageError(
-            f"the model takes {len(example)} inputs; the .npz files carry one ('x'), so SCons and the CLI handle "
-            "single-input models -- use the Python API (tabula.quantize with a list of input tuples) for more"
-        )
-    if example[0].dim() and int(example[0].shape[0]) != 1:
-        raise StageError(
-            f"{model_path} was exported with batch {int(example[0].shape[0])} (example input shape "
-            f"{tuple(example[0].shape)}); the device runs one sample per inference: export with a batch-1 "
-            "example input, e.g. torch.export.export(model, (x[:1],))"
-        )
-    if tuple(example[0].shape[1:]) != tuple(x.shape[1:]):
-        raise StageError(
-            f"calibration samples have shape {x.shape[1:]} but the model expects {tuple(example[0].shape[1:])} per sample"
-        )
-    calib = torch.from_numpy(x)
+    xs, _ = _load_npz_inputs(calib_path, "calibration")
+    example = tuple(ep.example_inputs[0]) if ep.example_inputs else tuple(torch.from_numpy(x[:1]) for x in xs)
+    if len(example) != len(xs):
+        have = "'x'" if len(xs) == 1 else f"x0..x{len(xs) - 1}"
+        want = "'x'" if len(example) == 1 else f"x0..x{len(example) - 1}"
+        raise StageError(f"the model takes {len(example)} input(s) but {calib_path} holds {len(xs)} ({have}); save "
+                         f"{want} in the model's input order")
+    for k, (e, x) in enumerate(zip(example, xs)):
+        if e.dim() and int(e.shape[0]) != 1:
+            raise StageError(
+                f"{model_path} was exported with batch {int(e.shape[0])} (example input shape "
+                f"{tuple(e.shape)}); the device runs one sample per inference: export with a batch-1 "
+                "example input, e.g. torch.export.export(model, (x[:1],))"
+            )
+        if tuple(e.shape[1:]) != tuple(x.shape[1:]):
+            which = "" if len(xs) == 1 else f" of input {k} (x{k})"
+            raise StageError(
+                f"calibration samples{which} have shape {x.shape[1:]} but the model expects {tuple(e.shape[1:])} per sample"
+            )
+    if len(xs) == 1:
+        calib = torch.from_numpy(xs[0])
+    else:
+        calib = [tuple(torch.from_numpy(x[i : i + 1]) for x in xs) for i in range(len(xs[0]))]
     gm = tabula.quantize(ep, example, calib, scheme=scheme)
     from tabula.files import write_atomic
 
@@ -354,25 +412,22 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     board = load_board(board_name)
     runner_name = check_run_options(board, runner, limit, port, timeout_s, probe)
     program = tabula.load(ir_dir)
-    x, y = _load_npz_x(data_path, "test data")
-    want = tuple(program.graph.tensors[program.graph.inputs[0]].shape)
-    if program.graph.io_layout.get(program.graph.inputs[0]) == "NCHW":
-        want = (want[0], want[3], want[1], want[2])
-    if tuple(x.shape[1:]) != want[1:]:
-        raise StageError(f"test data {data_path}: samples of shape {tuple(x.shape[1:])}, the model expects {want[1:]}")
+    xs, y = _load_npz_inputs(data_path, "test data")
+    check_inputs(program, xs, data_path)
     if limit:
-        x, y = x[:limit], (y[:limit] if y is not None else None)
+        xs, y = [x[:limit] for x in xs], (y[:limit] if y is not None else None)
+    x = xs[0]
     n_classes = int(np.prod(program.graph.tensors[program.graph.outputs[0]].shape[1:], dtype=np.int64))
     if y is not None and len(y) and int(y.max()) >= n_classes:
         raise StageError(f"test data {data_path}: label {int(y.max())} is not a class of the model's "
                          f"{n_classes} outputs; labels are class indices 0..{n_classes - 1}")
     if float_path is not None:  # the float model's outputs, computed earlier (tabula float): no torch here
-        float_out = read_float_outputs(float_path, x, len(program.graph.outputs))
+        float_out = read_float_outputs(float_path, xs, len(program.graph.outputs))
     else:
         ep = load_exported(model_path)  # before the run: a wrong file fails in a second, not after it
 
     # Integer inputs and the golden outputs, sample by sample (batch 1 like the device).
-    int_inputs = [program.quantize_inputs(x[i : i + 1]) for i in range(len(x))]
+    int_inputs = [program.quantize_inputs(*(v[i : i + 1] for v in xs)) for i in range(len(x))]
     ref_outputs = [program.run_int(*xi) for xi in int_inputs]
     payloads = [b"".join(a.tobytes() for a in xi) for xi in int_inputs]
 
@@ -399,7 +454,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     n_dev = len(dev_outputs)
 
     if float_path is None:
-        float_out = run_float(ep, model_path, x, n_out)
+        float_out = run_float(ep, model_path, xs, n_out)
     ref_deq = [program.dequantize_outputs(r) for r in ref_outputs]
     ref_float = [np.concatenate([r[k] for r in ref_deq]) for k in range(n_out)]
     for k in range(n_out):
@@ -456,7 +511,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
              "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k]}
             for k, name in enumerate(program.graph.outputs)
         ]
-    warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path, [x])
+    warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path, xs)
     if warnings:
         results["warnings"] = warnings
     if error is not None:
@@ -515,18 +570,39 @@ def profile_report(elf_path, op_ticks: list, ticks_per_inference: float | None, 
     return out
 
 
-def run_float(ep, model_path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
-    """Every output of the float model (a loaded ``.pt2``, ``ep``) on each sample of ``x`` (batch 1, as
-    the device runs), in the program's output order: ``n_out`` float arrays ``[n, ...]``.
+def check_inputs(program, xs: list[np.ndarray], data_path) -> None:
+    """StageError unless ``xs`` (one array ``[n, ...]`` per input, PyTorch layout) are the program's
+    inputs: their count and each sample's shape."""
+    names = program.graph.inputs
+    if len(xs) != len(names):
+        have = "'x'" if len(xs) == 1 else f"x0..x{len(xs) - 1}"
+        raise StageError(f"test data {data_path}: {len(xs)} input(s) ({have}), the model takes {len(names)}; save "
+                         + ("'x'" if len(names) == 1 else f"x0..x{len(names) - 1}") + " in the model's input order")
+    for k, (name, x) in enumerate(zip(names, xs)):
+        want = tuple(program.graph.tensors[name].shape)
+        if program.graph.io_layout.get(name) == "NCHW":
+            want = (want[0], want[3], want[1], want[2])
+        if tuple(x.shape[1:]) != want[1:]:
+            which = "" if len(xs) == 1 else f" of input {k} (x{k})"
+            raise StageError(f"test data {data_path}: samples{which} of shape {tuple(x.shape[1:])}, the model expects "
+                             f"{want[1:]}")
+
+
+def run_float(ep, model_path, xs, n_out: int) -> list[np.ndarray]:
+    """Every output of the float model (a loaded program, ``ep``) on each sample of the inputs ``xs`` (one
+    array ``[n, ...]`` per model input, or one array for a single input; batch 1, as the device runs), in
+    the program's output order: ``n_out`` float arrays ``[n, ...]``.
 
     Raises:
-        StageError: the model does not run on ``x`` or returns another number of tensors than ``n_out``."""
+        StageError: the model does not run on the inputs or returns another number of tensors than ``n_out``."""
+    if isinstance(xs, np.ndarray):
+        xs = [xs]
     import torch
 
     fmod = ep.module(check_guards=False)
     try:
         with torch.no_grad():  # every output of the float model, in the order the program has them
-            float_runs = [_tensor_leaves(fmod(torch.from_numpy(x[i : i + 1]))) for i in range(len(x))]
+            float_runs = [_tensor_leaves(fmod(*(torch.from_numpy(v[i : i + 1]) for v in xs))) for i in range(len(xs[0]))]
     except Exception as e:  # torch's own shape/guard errors: a model that is not this program's network
         raise StageError(f"the float model {model_path} does not run on the test data ({type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}); give the .pt2 that was quantized") from None
@@ -536,10 +612,14 @@ def run_float(ep, model_path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
     return [np.concatenate([f[k] for f in float_runs]) for k in range(n_out)]
 
 
-def _digest(x: np.ndarray) -> str:
+def _digest(xs) -> str:
+    """SHA-256 of the test inputs (an array, or one per model input) and their shapes."""
     import hashlib
 
-    return hashlib.sha256(np.ascontiguousarray(x).tobytes() + str(x.shape).encode()).hexdigest()
+    h = hashlib.sha256()
+    for x in ([xs] if isinstance(xs, np.ndarray) else xs):
+        h.update(np.ascontiguousarray(x).tobytes() + str(x.shape).encode())
+    return h.hexdigest()
 
 
 def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = None) -> Path:
@@ -554,21 +634,22 @@ def float_stage(model_path, ir_dir, data_path, out_path, limit: int | None = Non
     import tabula
 
     program = tabula.load(ir_dir)
-    x, _ = _load_npz_x(data_path, "test data")
+    xs, _ = _load_npz_inputs(data_path, "test data")
+    check_inputs(program, xs, data_path)
     if limit:
-        x = x[:limit]
+        xs = [x[:limit] for x in xs]
     from .files import make_dirs
 
-    outs = run_float(load_exported(model_path), model_path, x, len(program.graph.outputs))
+    outs = run_float(load_exported(model_path), model_path, xs, len(program.graph.outputs))
     out = Path(out_path)
     make_dirs(out.parent)
     with out.open("wb") as f:
-        np.savez(f, data_sha256=np.array(_digest(x)), **{f"out_{k}": o for k, o in enumerate(outs)})
+        np.savez(f, data_sha256=np.array(_digest(xs)), **{f"out_{k}": o for k, o in enumerate(outs)})
     return out
 
 
-def read_float_outputs(path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
-    """The float outputs :func:`float_stage` wrote, for the samples ``x``.
+def read_float_outputs(path, xs, n_out: int) -> list[np.ndarray]:
+    """The float outputs :func:`float_stage` wrote, for the samples ``xs`` (an array, or one per input).
 
     Raises:
         StageError: the file is missing or unreadable, was made for other samples (``limit`` or data
@@ -586,7 +667,7 @@ def read_float_outputs(path, x: np.ndarray, n_out: int) -> list[np.ndarray]:
         raise StageError(f"float outputs {p} are not readable or lack an output ({type(e).__name__}: {e}); {fix}") from None
     if extra:
         raise StageError(f"float outputs {p} hold more outputs than the program's {n_out}; {fix}")
-    if digest != _digest(x):
+    if digest != _digest(xs):
         raise StageError(f"float outputs {p} belong to other test samples (data or limit changed); {fix}")
     return outs
 

@@ -64,7 +64,7 @@ def test_port_matches_y_float(name):
 def test_kws_hybrid_weights_load_dequantized():
     """The "float" kws file stores its CONV_2D weights as int8 with one scale; the reader returns
     q * scale, so every value is an integer multiple of the scale within [-127, 127]."""
-    from mlperf_tiny.tflite_reader import read_tflite
+    from tabula.importers.tflite_reader import read_tflite
 
     ops = read_tflite(mlperf_tiny.source_files("kws")[0])
     convs = [op for op in ops if op.type == "CONV_2D"]
@@ -126,3 +126,22 @@ def test_mlperf_on_corstone300_int8_is_bit_exact(name, build_dir):
     assert r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
     assert r["instructions_per_inference"] > 50_000  # ad int8 runs 86,756 since the Helium GEMM (issue 11)
     assert r["arena_bytes"] < r["ram_bytes"]
+
+
+@pytest.mark.host
+def test_resnet8_from_its_float_tflite_without_a_port(build_dir):
+    """model=pretrainedResnet.tflite (tabula.importers.tflite, no hand-written port) on the example's own
+    calibration and every shipped input: bit-exact, and the port's integer program (the same IR
+    constants and ops) and SQNR."""
+    port = _run("ic", "host", build_dir, "samples=all")  # nothing to rebuild when the test above ran
+    ex = build_dir / "host" / "examples" / "ic"
+    scons("board=host", f"model={mlperf_tiny.source_files('ic')[0]}", f"calib={ex / 'calib.npz'}",
+          f"data={ex / 'all.npz'}", f"build_dir={build_dir}")
+    out = build_dir / "host" / "pretrainedResnet"
+    r = json.loads((out / "results.json").read_text())
+    assert r["n_outputs_received"] == port["n_outputs_received"] == 32 and r["bit_exact_mismatches"] == 0
+    assert r["sqnr_db_vs_float"] == pytest.approx(port["sqnr_db_vs_float"], abs=0.011)
+    a, b = (np.load(d / "ir.npz") for d in (out, build_dir / "host" / "ic"))
+    assert sorted(v.tobytes() for v in a.values()) == sorted(v.tobytes() for v in b.values())
+    ops = [[o["op"] for o in json.loads((d / "ir.json").read_text())["ops"]] for d in (out, build_dir / "host" / "ic")]
+    assert ops[0] == ops[1]

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import ROOT
+from helpers import ROOT, load_example
 
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
-sys.path.insert(0, str(ROOT / "examples" / "mobilenet"))
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +45,7 @@ def npu_model(request):
                 model.fc2.weight.mul_(4.0)
             x = torch.randn(34, 16)
         elif name == "mobilenet":
-            import model as mobilenet
+            mobilenet = load_example("examples/mobilenet/model.py")  # by file: examples/digits has a model.py too
 
             model, x = mobilenet.build(), torch.cat([mobilenet.images(8, 2), mobilenet.images(2, 3)])
         else:

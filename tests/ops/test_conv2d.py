@@ -1,12 +1,16 @@
-"""CONV2D int8: C tabula_conv2d_s8 == reference (tolerance 0), reference == torch conv2d (float64 of
-x - zp, exact at these magnitudes), padding acts as the input zero point, int32 extremes, errors."""
+"""CONV2D: C tabula_conv2d_s8 / _s8_folded / _s16 == reference (tolerance 0), reference == torch conv2d
+(float64 of x - zp, exact at these magnitudes), padding acts as the input zero point, int32 / int48
+extremes, errors; and every ISA path on every target (the end of this file)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import int8, kernel_targets, requant_block, requant_block16, run_kernel_cases, weights8
 
+from tabula import requant
+from tabula.codegen.fusion import folded_bias
 from tabula.reference.ops import conv2d
 
 # name: (N, H, W, Cin, Cout, KH, KW, pad [t,b,l,r], stride, dilation, input_zp, weight_zp)
@@ -138,7 +142,7 @@ def test_reference_rejects_overflow_and_bad_attrs():
 def test_c_rejects_bad_window(kernel_lib, field, value):
     import ctypes
 
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros((1, 4, 4, 2), dtype=np.int8)
     w = np.zeros((3, 3, 3, 2), dtype=np.int8)
@@ -155,7 +159,7 @@ def test_c_rejects_bad_window(kernel_lib, field, value):
 @pytest.mark.host
 @pytest.mark.parametrize("izp, wzp, cout", [(128, 0, 2), (-129, 0, 2), (0, 128, 2), (0, 0, 0)])
 def test_c_rejects_bad_zero_points(kernel_lib, izp, wzp, cout):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros((1, 2, 2, 1), dtype=np.int8)
     w = np.zeros((max(cout, 1), 1, 1, 1), dtype=np.int8)
@@ -237,7 +241,7 @@ def test_s16_reference_rejects():
 def test_s16_c_rejects(kernel_lib, field, value):
     import ctypes
 
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros((1, 4, 4, 2), dtype=np.int16)
     w = np.zeros((3, 3, 3, 2), dtype=np.int8)
@@ -315,3 +319,130 @@ def test_folded_bias_is_the_full_kernel_weight_sum():
     np.testing.assert_array_equal(f.constants[f.ops[0].inputs[2]], [5 + 128 * 127 * 18, -5 + 128 * 127 * 18])
     assert fold_input_zp(graph([2**31 - 1, 0])).ops[0].attrs.get("folded") is None
     assert fold_input_zp(graph([0, 0], wzp=3)).ops[0].attrs.get("folded") is None
+
+
+# ---- every path on every target ---------------------------------------------------------------------
+# tabula_conv2d_s8, _s8_folded and _s16 with and without the fused requantization, on the host and the
+# emulated cores (tests/helpers.KERNEL_TARGETS: the M55's Helium paths, its portable C, the Helium paths
+# with the C twins of their assembly loops; the M4's DSP paths, portable, C twins; the M33), bit-exact
+# with the reference (then RESCALE + CLAMP, tabula.requant.reference).  Edges where the vector and
+# blocked paths have tails: output channel tails 1-15, odd channels and pixels (the DSP 2 x 2 blocks), a
+# pixel pair spanning two batch items, 1-pixel maps, 1 input channel, Cin % 4 == 0 and != 0, K < 4,
+# patches over 2 KiB and 4 KiB (Helium tap tiling), K = 1024 (the largest DSP patch) and 1026 (portable
+# there), zero points at the int8 ends, asymmetric padding, stride, dilation, pixels with padding only,
+# a weight zero point (portable on the ISA paths).
+# (N, H, W, Cin, Cout, KH, KW, pad [t,b,l,r], stride, dilation, input_zp, weight_zp, block, edge inputs)
+PATH_CASES = [
+    (1, 8, 8, 16, 32, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 0, "random", False),
+    (1, 6, 6, 32, 19, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 5, 0, "random", False),
+    *[(1, 3, 3, (co * 7) % 17 + 1, co, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 11, 0, "random", False) for co in range(1, 16)],
+    (1, 1, 1, 8, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "edges", False),         # 1-pixel map
+    (1, 7, 7, 1, 8, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "random", False),          # 1 input channel
+    (1, 3, 3, 300, 4, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "random", False),       # patch 2,700 B > 2 KiB
+    (1, 3, 2, 520, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "edges", False),         # patch 4,680 B > 4 KiB
+    (2, 9, 8, 3, 9, 2, 3, (1, 0, 2, 1), (2, 1), (2, 2), 5, -7, "random", False),           # asym pad, stride, dilation
+    (1, 2, 2, 11, 6, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "random", False),           # padding-only pixels
+    (1, 3, 3, 4, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "extremes", True),       # Cout 1, 9 pixels, Cin % 4 == 0
+    (1, 1, 1, 3, 3, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 127, 0, "extremes", True),        # K = 3: no group of 4
+    (2, 3, 3, 5, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 7, 0, "extremes", False),         # a pixel pair spans the batch
+    (2, 5, 4, 6, 5, 2, 2, (1, 0, 0, 1), (1, 2), (2, 1), -9, 0, "extremes", False),        # staged, asymmetric pad
+    (1, 6, 5, 8, 4, 3, 3, (2, 2, 2, 2), (3, 3), (1, 1), 0, 0, "extremes", False),         # stride 3, pad 2
+    (1, 7, 6, 12, 6, 3, 2, (0, 0, 0, 0), (1, 1), (3, 2), 100, 0, "extremes", False),      # dilation, no pad
+    (1, 4, 4, 113, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "extremes", True),     # K = 1017 (tail 1)
+    (1, 2, 3, 256, 5, 2, 2, (0, 1, 1, 0), (1, 1), (1, 1), 127, 0, "extremes", False),     # K = 1024: the largest DSP patch
+    (1, 3, 3, 114, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0, "extremes", False),       # K = 1026: portable on the DSP
+    (1, 4, 4, 7, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, -7, "extremes", False),       # weight zp: portable
+    (1, 2, 2, 9, 7, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "extremes", False),         # padding-only pixels
+]
+# the folded-bias kernel: the cases with symmetric weights, Helium's GEMM (1x1 rows; the assembly loop
+# for rows of a multiple of 16 bytes, the C loop otherwise), 2 tiles of 64 channels, 1x1 with padding;
+# "ties" blocks (every shift >= 33: the vector epilogue) put exact ties and extremes through it
+FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12], c[13]) for c in PATH_CASES if c[11] == 0] + [
+    *[(1, 3, 2, ci, 16 + ci % 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", False) for ci in (1, 15, 16, 17, 48, 80)],
+    (1, 4, 4, 64, 67, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0, "random", False),          # 2 tiles of 64 channels
+    (1, 5, 5, 7, 4, 1, 1, (1, 0, 0, 1), (2, 1), (1, 1), 127, 0, "edges", False),           # 1x1 with padding, stride
+]
+# int16 x int8 (a16w8): K % 4 == 0, a K tail of 2 with odd Cout, K = 3 (no group) with Cout 1, K = 1026
+# (portable on the DSP), a weight zero point (portable)
+S16_PATH_CASES = [
+    (1, 5, 5, 8, 6, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    (2, 4, 3, 3, 5, 3, 2, (1, 0, 0, 1), (1, 2), (2, 1), 0),
+    (1, 1, 1, 3, 1, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 0),
+    (1, 3, 3, 114, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    (1, 4, 4, 5, 3, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 9),
+]
+
+
+def _path_case(rng, case):
+    n, h, w, cin, cout, kh, kw, pad, stride, dil, izp, wzp, kind, edges = case
+    x, wt = int8(rng, (n, h, w, cin), edges), weights8(rng, (cout, kh, kw, cin))
+    b = rng.integers(-(2**16), 2**16, cout, dtype=np.int32)
+    return x, wt, b, _attrs(pad, stride, dil, izp, wzp), kind
+
+
+def _with_requant(rng, label, acc, call, kind, wide=False):
+    """The two calls of one case: the int32 (int48) accumulators, and requantized by a block of ``kind``."""
+    block = requant_block16(rng, acc) if wide else requant_block(rng, acc, kind)
+    return [(f"{label} acc", lambda lib: call(lib, None), acc),
+            (f"{label} requant", lambda lib: call(lib, block), requant.reference(acc, block, wide))]
+
+
+def _target_kws(a):
+    return {k: a[k] for k in ("pad", "stride", "dilation")}
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s8_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in PATH_CASES:
+        x, wt, b, a, kind = _path_case(rng, case)
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.conv2d(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _with_requant(rng, str(case), conv2d.run([x, wt, b], a), call, kind)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s8_folded_on_every_target(kernels_on, rng, target):
+    """tabula_conv2d_s8_folded as codegen calls it: bias - input_zp * sum(w), pad_value = input_zp."""
+    cases = []
+    for case in FOLDED_PATH_CASES:
+        x, wt, b, a, kind = _path_case(rng, case)
+        bf = folded_bias(wt, b, a["input_zp"])
+        call = lambda lib, rq, x=x, wt=wt, bf=bf, a=a: lib.conv2d_folded(  # noqa: E731
+            x, wt, bf, **_target_kws(a), pad_value=a["input_zp"], requant=rq)
+        cases += _with_requant(rng, str(case), conv2d.run([x, wt, b], a), call, kind)
+    run_kernel_cases(kernels_on(target), cases)
+    ties = [w for label, _, w in cases if "'ties'" in label and label.endswith("requant")]
+    assert sum(int(((w > -128) & (w < 127)).sum()) for w in ties) > 100  # the vector epilogue's outputs vary
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s16_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in S16_PATH_CASES:
+        n, h, w, cin, cout, kh, kw, pad, stride, dil, wzp = case
+        x = rng.integers(-32768, 32767, (n, h, w, cin), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (cout, kh, kw, cin))
+        b = rng.integers(-(2**40), 2**40, cout, dtype=np.int64)
+        a = _attrs(pad, stride, dil, 0, wzp)
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.conv2d(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _with_requant(rng, str(case), conv2d.run([x, wt, b], a), call, None, wide=True)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
+def test_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
+    """Sums beyond int32 (outside the IR contract, which proves they fit): bias 2^31 - 1000, then
+    products (-128 - 127) * -127 = +32,385 at every tap of the even channels, random signs on the odd
+    ones -- the DSP path wraps modulo 2^32 exactly as the portable path does, and so do the outputs
+    requantized from the wrapped sums."""
+    x = np.full((1, 4, 4, 12), -128, np.int8)
+    w = rng.choice(np.array([-127, 127], np.int8), (6, 3, 3, 12))
+    w[0::2] = -127
+    bias = np.full(6, 2**31 - 1000, np.int32)
+    rq = requant.pack(3, -128, 127, [2**30 + 12345] * 6, [40] * 6)
+    a = _attrs((1, 1, 1, 1), (1, 1), (1, 1), 127, 0)
+    got = {t: [kernels_on(t).conv2d(x, w, bias, **a, requant=r) for r in (None, rq)] for t in (target, "m4-portable")}
+    for k in range(2):
+        np.testing.assert_array_equal(got[target][k], got["m4-portable"][k])
+    assert (got[target][0][..., 0::2] < 0).any()  # the even channels' sums did leave int32 and wrap

@@ -1,7 +1,7 @@
 """DEPTHWISE_CONV2D: C tabula_depthwise_conv2d_s8 / _s16 == reference (tolerance 0), reference == torch
 conv2d(groups=C) (float64 of x - zp, exact at these magnitudes), padding acts as the input zero point,
-int32 / int48 extremes, channel multipliers, errors.  (The Helium path is compared with this portable
-path on the emulated Cortex-M55: tests/models/test_conv_family_e2e.py.)"""
+int32 / int48 extremes, channel multipliers, errors; and every ISA path on every target (the end of this
+file)."""
 from __future__ import annotations
 
 import ctypes
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import int8, kernel_targets, requant_block, requant_block16, run_kernel_cases, weights8
 
-import kernel_lib as kl
+from tabula import requant
+from tabula.harness import host as kl
 from tabula.reference.ops import depthwise_conv2d
 
 # name: (N, H, W, C, M, KH, KW, pad [t,b,l,r], stride, dilation, input_zp, weight_zp)
@@ -315,3 +317,99 @@ def test_reference_equals_tosa_int16(rng, name):
     g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["acc"], a))
     g.add_op(Op("RESCALE", ["acc"], ["y"], r))
     np.testing.assert_array_equal(tosa.run_graph(g, [x])[0], want)
+
+
+# ---- every path on every target ---------------------------------------------------------------------
+# tabula_depthwise_conv2d_s8 / _s16 with and without the fused requantization on the host and the
+# emulated cores (tests/helpers.KERNEL_TARGETS), bit-exact with the reference then RESCALE + CLAMP.
+# Helium: 8 channels per step (channel tails 1-15), multiplier 3 and 2 (gathers), 1-pixel maps, 1
+# channel, 9 x 2000 B taps, a weight zero point (portable); DSP: 4 channels per step over the listed
+# real taps (tails 1-7), clipped windows of every shape, windows wholly in the padding, 256 taps (the
+# limit) and 272 (portable), multiplier 2 and a weight zero point (portable).
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, input_zp, weight_zp, block, edge inputs)
+PATH_CASES = [
+    (1, 8, 8, 64, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 0, "random", False),
+    *[(1, 4, 3, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 7, 0, "random", False) for c in range(1, 16)],
+    (1, 5, 5, 40, 1, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), -128, 0, "edges", False),
+    (1, 7, 7, 5, 3, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), 127, 0, "random", False),          # multiplier 3
+    (1, 1, 1, 19, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "edges", False),         # 1-pixel map
+    (1, 6, 6, 1, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "random", False),          # 1 channel
+    (1, 3, 3, 2000, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0, "random", False),         # 9 x 2000 B taps
+    (2, 8, 6, 9, 2, 2, 3, (1, 0, 2, 1), (1, 2), (2, 2), -3, 5, "random", False),           # weight zp, dilation
+    (1, 2, 2, 11, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "random", False),           # padding-only pixels
+    *[(1, 4, 5, c, 1, 5, 3, (2, 2, 1, 1), (1, 1), (1, 1), 13 * c - 50, 0, "extremes", False) for c in range(1, 8)],
+    (1, 5, 5, 12, 1, 3, 3, (1, 1, 1, 1), (2, 2), (2, 2), -128, 0, "extremes", True),
+    (1, 1, 1, 9, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "extremes", True),         # 1-pixel map
+    (2, 2, 2, 6, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "extremes", False),          # padding-only pixels
+    (1, 3, 2, 8, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), -1, 0, "extremes", False),         # windows wholly in the padding
+    (1, 16, 16, 4, 1, 16, 16, (7, 8, 7, 8), (1, 1), (1, 1), 5, 0, "extremes", False),      # 256 taps: the DSP limit
+    (1, 17, 16, 4, 1, 17, 16, (8, 8, 7, 8), (4, 4), (1, 1), 5, 0, "extremes", False),      # 272 taps: portable there
+    (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0, "extremes", False),          # multiplier 2
+    (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, -5, "extremes", False),         # weight zp
+]
+# int16 x int8 (a16w8): channel tails, clipped windows with stride and dilation, windows in the padding,
+# 256 real taps of (-32768)(-128) (a tap sum of 2^30), multiplier 2 and a weight zero point (portable)
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, weight_zp)
+S16_PATH_CASES = [
+    *[(1, 4, 5, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0) for c in (1, 4, 5, 7, 8)],
+    (2, 5, 5, 12, 1, 3, 3, (2, 1, 0, 3), (2, 2), (2, 1), 0),
+    (1, 3, 2, 8, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), 0),
+    (1, 16, 16, 5, 1, 16, 16, (0, 0, 0, 0), (1, 1), (1, 1), 0),
+    (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0),
+    (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -4),
+]
+
+
+def _requant_cases(rng, label, acc, call, kind, wide=False):
+    block = requant_block16(rng, acc) if wide else requant_block(rng, acc, kind)
+    return [(f"{label} acc", lambda lib: call(lib, None), acc),
+            (f"{label} requant", lambda lib: call(lib, block), requant.reference(acc, block, wide))]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_depthwise_conv2d_s8_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in PATH_CASES:
+        n, h, w, c, m, kh, kw, pad, stride, dil, izp, wzp, kind, edges = case
+        x, wt = int8(rng, (n, h, w, c), edges), weights8(rng, (kh, kw, c, m))
+        b = rng.integers(-(2**14), 2**14, c * m, dtype=np.int32)
+        a = _attrs(pad, stride, dil, izp, wzp)
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.depthwise_conv2d(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _requant_cases(rng, str(case), depthwise_conv2d.run([x, wt, b], a), call, kind)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_depthwise_conv2d_s16_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in S16_PATH_CASES:
+        n, h, w, c, m, kh, kw, pad, stride, dil, wzp = case
+        x = rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (kh, kw, c, m))
+        if kh * kw == 256:   # every product at its largest, +2^22: an interior tap sum of 2^30
+            x[:] = -32768
+            wt[:] = -128
+        b = rng.integers(-(2**40), 2**40, c * m, dtype=np.int64)
+        a = _attrs(pad, stride, dil, 0, wzp)
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.depthwise_conv2d(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _requant_cases(rng, str(case), depthwise_conv2d.run([x, wt, b], a), call, None, wide=True)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
+def test_depthwise_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
+    """Sums beyond int32 (outside the IR contract): bias 2^31 - 1000 and +32,385 at every tap of the even
+    channels wrap modulo 2^32 on the DSP path exactly as on the portable path; so do the requantized
+    outputs."""
+    x = np.full((1, 4, 4, 12), -128, np.int8)
+    w = rng.choice(np.array([-127, 127], np.int8), (3, 3, 12, 1))
+    w[:, :, 0::2] = -127
+    bias = np.full(12, 2**31 - 1000, np.int32)
+    rq = requant.pack(3, -128, 127, [2**30 + 12345] * 12, [40] * 12)
+    a = _attrs((1, 1, 1, 1), (1, 1), (1, 1), 127, 0)
+    got = {t: [kernels_on(t).depthwise_conv2d(x, w, bias, **a, requant=r) for r in (None, rq)]
+           for t in (target, "m4-portable")}
+    for k in range(2):
+        np.testing.assert_array_equal(got[target][k], got["m4-portable"][k])
+    assert (got[target][0][..., 0::2] < 0).any()  # the even channels' sums did leave int32 and wrap
+

@@ -1,10 +1,14 @@
-"""FULLY_CONNECTED int8: C tabula_fully_connected_s8 == reference (tolerance 0), reference == numpy
-float64 matmul, zero points at the int8 ends, int32 extremes, errors."""
+"""FULLY_CONNECTED: C tabula_fully_connected_s8 / _s16 == reference (tolerance 0), reference == numpy
+float64 matmul, zero points at the int8 ends, int32 / int48 extremes, errors; and every ISA path on every
+target, the vector requantization's ties and extremes (the end of this file)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import int8, kernel_targets, requant_block, requant_block16, run_kernel_cases, weights8
 
+from tabula import requant
+from tabula.codegen.fusion import folded_bias
 from tabula.reference.ops import fully_connected
 
 # (N, Cin, Cout, input_zp, weight_zp)
@@ -64,7 +68,7 @@ def test_reference_rejects_overflow_and_bad_zp():
 @pytest.mark.parametrize("n, cin, cout, izp, wzp", [(0, 2, 2, 0, 0), (1, 0, 2, 0, 0), (1, 2, 0, 0, 0),
                                                     (1, 2, 2, 128, 0), (1, 2, 2, 0, -129)])
 def test_c_rejects_bad_args(kernel_lib, n, cin, cout, izp, wzp):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros((4, 4), np.int8)
     out = np.zeros((4, 4), np.int32)
@@ -116,7 +120,7 @@ def test_s16_reference_rejects():
 @pytest.mark.host
 @pytest.mark.parametrize("n, cin, cout, wzp", [(0, 2, 2, 0), (1, 0, 2, 0), (1, 2, 0, 0), (1, 2, 2, 128), (1, 2, 2, -129)])
 def test_s16_c_rejects_bad_args(kernel_lib, n, cin, cout, wzp):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros((4, 4), np.int16)
     w = np.zeros((4, 4), np.int8)
@@ -124,3 +128,120 @@ def test_s16_c_rejects_bad_args(kernel_lib, n, cin, cout, wzp):
     status = kernel_lib.lib.tabula_fully_connected_s16(n, cin, cout, x.ctypes.data_as(kl._i16p), w.ctypes.data_as(kl._i8p),
                                                        wzp, None, None, out.ctypes.data_as(kl._i64p))
     assert status == kl.TABULA_ERR_ARG
+
+
+# ---- every path on every target ---------------------------------------------------------------------
+# tabula_fully_connected_s8 / _s16 with and without the fused requantization on the host and the
+# emulated cores (tests/helpers.KERNEL_TARGETS), bit-exact with the reference then RESCALE + CLAMP.
+# Helium: input tails 1-15, output tails (blocks of 4), a row of 4,200 B, a weight zero point; with the
+# folded bias (input_zp 0, as codegen calls it): the GEMV (the assembly loop for rows of a multiple of
+# 16 bytes, the C loop otherwise), channel tails 1-3 after blocks of 4; DSP: in_c < 4 (no group), tails
+# of 1-3 inputs and rows, in_c 2048 (the largest widened input) and 2049 (widened as read), weight zps.
+# (N, Cin, Cout, input_zp, weight_zp, block, edge inputs)
+PATH_CASES = [
+    (1, 256, 128, -3, 0, "random", False),
+    *[(1, ci, (ci * 5) % 15 + 1, 9, 0, "random", False) for ci in range(1, 16)],
+    *[(2, 16 * k + k, 16 + k, -128 if k % 2 else 127, 0, "edges", False) for k in range(1, 4)],
+    (3, 4200, 3, -128, 0, "random", False),                                                # a row of 4,200 B
+    (2, 9, 5, 12, -7, "random", False),                                                    # weight zero point
+    *[(1, ci, co, 50 - 20 * ci, 0, "extremes", False) for ci in (1, 2, 3) for co in (1, 4, 5)],
+    *[(2, ci, co, -128 if ci % 2 else 127, 0, "extremes", True) for ci, co in ((4, 1), (5, 7), (6, 6), (7, 9), (9, 3))],
+    (1, 2048, 6, -3, 0, "extremes", False),                                                # the largest widened input
+    (1, 2049, 5, 4, 0, "extremes", False),                                                 # widened as read
+    (3, 13, 9, -128, -128, "extremes", True),                                              # weight zp: widened as read
+]
+FOLDED_PATH_CASES = ([c[:5] + ("ties" if c[5] in ("random", "edges") else c[5], c[6]) for c in PATH_CASES if c[4] == 0]
+                     + [(4, 64, 130, -7, 0, "edges", False)])
+# int16 x int8 (a16w8): (N, Cin, Cout, weight_zp)
+S16_PATH_CASES = [(1, 1, 1, 0), (2, 7, 3, 0), (1, 64, 12, 0), (3, 13, 5, 0), (1, 2048, 3, 0), (1, 2049, 2, 0),
+                  (2, 9, 4, -3)]
+
+
+def _requant_cases(rng, label, acc, call, kind, wide=False):
+    block = requant_block16(rng, acc) if wide else requant_block(rng, acc, kind)
+    return [(f"{label} acc", lambda lib: call(lib, None), acc),
+            (f"{label} requant", lambda lib: call(lib, block), requant.reference(acc, block, wide))]
+
+
+def _path_case(rng, case):
+    n, cin, cout, izp, wzp, kind, edges = case
+    x, wt = int8(rng, (n, cin), edges), weights8(rng, (cout, cin))
+    b = rng.integers(-(2**16), 2**16, cout, dtype=np.int32)
+    return x, wt, b, {"input_zp": izp, "weight_zp": wzp}, kind
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_fully_connected_s8_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in PATH_CASES:
+        x, wt, b, a, kind = _path_case(rng, case)
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.fully_connected(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _requant_cases(rng, str(case), fully_connected.run([x, wt, b], a), call, kind)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_fully_connected_s8_folded_on_every_target(kernels_on, rng, target):
+    """As codegen calls it: bias - input_zp * sum(w), input_zp 0."""
+    cases = []
+    for case in FOLDED_PATH_CASES:
+        x, wt, b, a, kind = _path_case(rng, case)
+        bf = folded_bias(wt, b, a["input_zp"])
+        call = lambda lib, rq, x=x, wt=wt, bf=bf: lib.fully_connected(x, wt, bf, input_zp=0, weight_zp=0,  # noqa: E731
+                                                                      requant=rq)
+        cases += _requant_cases(rng, str(case), fully_connected.run([x, wt, b], a), call, kind)
+    run_kernel_cases(kernels_on(target), cases)
+    ties = [w for label, _, w in cases if "'ties'" in label and label.endswith("requant")]
+    assert sum(int(((w > -128) & (w < 127)).sum()) for w in ties) > 100  # the vector epilogue's outputs vary
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_fully_connected_s16_on_every_target(kernels_on, rng, target):
+    cases = []
+    for case in S16_PATH_CASES:
+        n, cin, cout, wzp = case
+        x = rng.integers(-32768, 32767, (n, cin), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (cout, cin))
+        b = rng.integers(-(2**40), 2**40, cout, dtype=np.int64)
+        a = {"input_zp": 0, "weight_zp": wzp}
+        call = lambda lib, rq, x=x, wt=wt, b=b, a=a: lib.fully_connected(x, wt, b, **a, requant=rq)  # noqa: E731
+        cases += _requant_cases(rng, str(case), fully_connected.run([x, wt, b], a), call, None, wide=True)
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
+def test_fully_connected_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
+    """Sums beyond int32 (outside the IR contract) wrap modulo 2^32 on the DSP path exactly as on the
+    portable path; so do the requantized outputs."""
+    x = np.full((1, 192), -128, np.int8)
+    w = rng.choice(np.array([-127, 127], np.int8), (6, 192))
+    w[0::2] = -127
+    bias = np.full(6, 2**31 - 1000, np.int32)
+    rq = requant.pack(3, -128, 127, [2**30 + 12345] * 6, [40] * 6)
+    got = {t: [kernels_on(t).fully_connected(x, w, bias, input_zp=127, weight_zp=0, requant=r) for r in (None, rq)]
+           for t in (target, "m4-portable")}
+    for k in range(2):
+        np.testing.assert_array_equal(got[target][k], got["m4-portable"][k])
+    assert (got[target][0][..., 0::2] < 0).all()  # every even channel's sum left int32 and wrapped
+
+
+@pytest.mark.parametrize("target", kernel_targets("host", "m55", "m55-noasm"))
+def test_vector_requant_ties_and_extremes(kernels_on, target):
+    """The vector epilogue on crafted accumulators (x = 0, so acc = bias): exact ties of both signs at
+    shifts 33..36 and 62 (half toward +infinity: -2.5 -> -2), int32's ends with multiplier 2^31 - 1,
+    multiplier 0 and 1 -- equal to TOSA apply_scale_32 (reference RESCALE) lane by lane."""
+    acc = []
+    for k in (3, 4, 5, 6):
+        acc += [(2 * j + 1) << (k - 1) for j in range(-6, 6)]        # ties: (2j + 1) / 2 after the shift
+    acc += [2**31 - 1, -(2**31), 2**31 - 2, -(2**31) + 1, 0, 1, -1, (1 << 30) + 12345, -(3 << 29)]
+    acc = np.array(acc + [0] * (-len(acc) % 4 + 3), np.int64)         # a tail of 3 channels too
+    cout = acc.size
+    m = np.full(cout, 2**30)
+    s = np.concatenate([np.repeat([33, 34, 35, 36], 12), [33] * (cout - 48)])
+    m[48:52], s[48:52] = 2**31 - 1, [33, 33, 62, 62]
+    m[52], m[53] = 0, 1
+    block = requant.pack(-5, -128, 127, m, s)
+    x, w = np.zeros((1, 32), np.int8), np.ones((cout, 32), np.int8)
+    got = kernels_on(target).fully_connected(x, w, acc.astype(np.int32), input_zp=0, weight_zp=0, requant=block)
+    np.testing.assert_array_equal(got, requant.reference(acc.astype(np.int32)[None, :], block))
+

@@ -11,6 +11,7 @@ import ctypes
 import numpy as np
 import pytest
 
+from tabula import requant
 from tabula.codegen.fusion import fuse_requant
 from tabula.ir import Graph, Op, Tensor
 from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connected, rescale
@@ -18,11 +19,7 @@ from tabula.reference.ops import clamp, conv2d, depthwise_conv2d, fully_connecte
 
 def _sequence(acc: np.ndarray, block: np.ndarray, wide: bool) -> np.ndarray:
     """RESCALE (per channel, input zp 0) then CLAMP, as the IR runs them after the accumulator op."""
-    zp, lo, hi = (int(v) for v in block[:3])
-    y = rescale.run([acc], {"input_zp": 0, "output_zp": zp, "multiplier": [int(v) for v in block[3::2]],
-                            "shift": [int(v) for v in block[4::2]], "scale32": not wide,
-                            "output_dtype": "int16" if wide else "int8"}, strict=False)
-    return clamp.run([y], {"min": lo, "max": hi})
+    return requant.reference(acc, block, wide)
 
 
 def _block(rng, cout: int, kind: str, wide: bool, log2_acc: int) -> np.ndarray:
@@ -46,7 +43,7 @@ def _block(rng, cout: int, kind: str, wide: bool, log2_acc: int) -> np.ndarray:
         s[:] = [k + 1 + (o % 4) for o in range(cout)]
     elif kind == "clamp":  # a fused activation's CLAMP inside the output range (ReLU at the zero point)
         lo, hi = (0, qhi) if wide else (zp, int(min(qhi, zp + 50)))
-    return np.array([zp, lo, hi] + [int(v) for pair in zip(m, s) for v in pair], np.int32)
+    return requant.pack(zp, lo, hi, m, s)
 
 
 KINDS = ["random", "edges", "ties", "clamp"]
@@ -87,7 +84,8 @@ def test_conv2d_requant_equals_sequence(kernel_lib, rng, name, kind, wide):
     assert got.dtype == want.dtype == (np.int16 if wide else np.int8)
     np.testing.assert_array_equal(got, want)
     if kind == "random":  # something saturates, something does not
-        assert (np.isin(want, block[1:3])).any() and (~np.isin(want, block[1:3])).any()
+        ends = requant.unpack(block)[1:3]
+        assert (np.isin(want, ends)).any() and (~np.isin(want, ends)).any()
 
 
 # (N, H, W, C, M, KH, KW, pad, stride, dilation, input_zp, weight_zp): blocks of 8 (Helium) and 32
@@ -165,7 +163,7 @@ def test_int32_and_int48_accumulator_ends(kernel_lib, wide):
     assert acc.max() == (2**47 - 1 if wide else 2**31 - 1) and acc.min() == -(2**47 if wide else 2**31)
     m_end = 2**15 if wide else 2**31
     for m, s in ((m_end - 1, 62), (m_end - 1, 40), (1, 2), (m_end // 2, 47 if wide else 31)):
-        block = np.array([0, *((-32768, 32767) if wide else (-128, 127)), m, s, m, s], np.int32)
+        block = requant.pack(0, *((-32768, 32767) if wide else (-128, 127)), [m, m], [s, s])
         got = kernel_lib.fully_connected(x, w, b, input_zp=0, weight_zp=0, requant=block)
         np.testing.assert_array_equal(got, _sequence(acc, block, wide))
 
@@ -174,31 +172,31 @@ def test_int32_and_int48_accumulator_ends(kernel_lib, wide):
 @pytest.mark.parametrize("wide", [False, True], ids=["s8", "s16"])
 @pytest.mark.parametrize("bad", ["zp", "lo", "hi", "lo_gt_hi", "m_neg", "m_big", "s_low", "s_high"])
 def test_bad_requant_blocks_are_refused(kernel_lib, wide, bad):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     qlo, qhi = (-32768, 32767) if wide else (-128, 127)
-    block = np.array([0, qlo, qhi, 1 << 14, 20, 1 << 14, 20], np.int32)
-    field = {"zp": (0, 1 if wide else 128), "lo": (1, qlo - 1), "hi": (2, qhi + 1), "lo_gt_hi": (1, qhi),
-             "m_neg": (5, -1), "m_big": (5, 2**15 if wide else 2**31 - 1), "s_low": (6, 1), "s_high": (4, 63)}[bad]
+    f = {"output_zp": 0, "out_min": qlo, "out_max": qhi, "multiplier": [1 << 14, 1 << 14], "shift": [20, 20]}
+    change = {"zp": {"output_zp": 1 if wide else 128}, "lo": {"out_min": qlo - 1}, "hi": {"out_max": qhi + 1},
+              "lo_gt_hi": {"out_min": qhi, "out_max": qlo}, "m_neg": {"multiplier": [1 << 14, -1]},
+              "m_big": {"multiplier": [1 << 14, 2**15 if wide else 2**31 - 1]}, "s_low": {"shift": [20, 1]},
+              "s_high": {"shift": [63, 20]}}[bad]
     if bad == "m_big" and not wide:
         pytest.skip("every int32 multiplier below 2^31 is valid for apply_scale_32")
-    if bad == "lo_gt_hi":
-        block[2] = qlo
-    block[field[0]] = field[1]
+    block = requant.pack(**{**f, **change})
     x = np.zeros((1, 4), np.int16 if wide else np.int8)
     w = np.zeros((2, 4), np.int8)
     out = np.zeros(8, np.int64)
     fn = kernel_lib.lib.tabula_fully_connected_s16 if wide else kernel_lib.lib.tabula_fully_connected_s8
     zp = () if wide else (0,)
     args = (1, 4, 2, x.ctypes.data_as(kl._i16p if wide else kl._i8p), *zp, w.ctypes.data_as(kl._i8p), 0, None)
-    ok = np.array([0, qlo, qhi, 1 << 14, 20, 1 << 14, 20], np.int32)
-    assert fn(*args, ok.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
-    assert fn(*args, block.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
+    ok = requant.pack(**f)
+    assert fn(*args, ok.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
+    assert fn(*args, block.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
     win = kl.KernelLib.window((1, 1, 1, 4), (1, 1), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0))
     cfn = kernel_lib.lib.tabula_conv2d_s16 if wide else kernel_lib.lib.tabula_conv2d_s8
     cargs = (ctypes.byref(win), 2, x.ctypes.data_as(kl._i16p if wide else kl._i8p), *zp, w.ctypes.data_as(kl._i8p), 0, None)
-    assert cfn(*cargs, ok.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
-    assert cfn(*cargs, block.ctypes.data_as(kl._i32p), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
+    assert cfn(*cargs, ok.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_OK
+    assert cfn(*cargs, block.ctypes.data_as(kl._rqp), out.ctypes.data_as(ctypes.c_void_p)) == kl.TABULA_ERR_ARG
 
 
 # --- codegen: fuse_requant ---------------------------------------------------------------------
@@ -235,10 +233,13 @@ def test_fuse_requant_builds_the_block_of_the_sequence():
     assert "acc" not in f.tensors and "y" not in f.tensors
     block = f.constants[f.ops[0].inputs[3]]
     assert block.dtype == np.int32
-    assert list(block) == [-7, -7, 100, 1 << 30, 35, 3 << 29, 36, 1 << 30, 37]
+    r = requant.unpack(block)
+    assert (r.output_zp, r.out_min, r.out_max) == (-7, -7, 100)
+    assert list(r.multiplier) == [1 << 30, 3 << 29, 1 << 30] and list(r.shift) == [35, 36, 37]
+    assert list(block) == list(requant.pack(-7, -7, 100, [1 << 30, 3 << 29, 1 << 30], [35, 36, 37]))
     # a per-tensor RESCALE's multiplier is repeated per channel; no CLAMP: the dtype's range
     block = fuse_requant(_graph(per_tensor=True)).constants["y__requant"]
-    assert list(block) == [-7, -128, 127] + [1 << 30, 35] * 3
+    assert list(block) == list(requant.pack(-7, -128, 127, [1 << 30] * 3, [35] * 3))
 
 
 @pytest.mark.parametrize("why", ["extra_reader", "acc_output"])

@@ -34,15 +34,12 @@ def _bilinear_attrs(h, w, oh, ow, align, factor=None):
 
 
 def _bilinear_c(kernel_lib, x, attrs, out_shape):
-    import ctypes as C
-
     acc = np.int32 if x.dtype == np.int8 else np.int64
     out = np.full(out_shape, 0x5A5A5A, acc)
-    sfx, xp = ("s8", C.c_int8) if x.dtype == np.int8 else ("s16", C.c_int16)
-    ap = C.c_int32 if acc == np.int32 else C.c_int64
+    sfx = "s8" if x.dtype == np.int8 else "s16"
     n, h, w, c = x.shape
-    kernel_lib._call(f"tabula_resize_bilinear_{sfx}", x.ctypes.data_as(C.POINTER(xp)), n, h, w, c, out_shape[1],
-                     out_shape[2], *attrs["scale"], *attrs["offset"], out.ctypes.data_as(C.POINTER(ap)))
+    kernel_lib.call(f"tabula_resize_bilinear_{sfx}", x, n, h, w, c, out_shape[1], out_shape[2], *attrs["scale"],
+                    *attrs["offset"], out)
     return out
 
 

@@ -38,7 +38,7 @@ def test_reference_rejects_overflow(a, b):
 
 @pytest.mark.host
 def test_c_rejects_negative_count(kernel_lib):
-    import kernel_lib as kl
+    from tabula.harness import host as kl
 
     x = np.zeros(4, np.int32)
     p = x.ctypes.data_as(kl._i32p)

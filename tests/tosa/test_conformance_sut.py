@@ -148,8 +148,9 @@ def test_bad_sut_arguments_are_one_line():
     from tabula.tosa.sut import SutError, parse_args
 
     assert parse_args(["target=m4", "work_dir=/tmp/x"]) == {"target": "m4", "work_dir": "/tmp/x"}
-    for bad, said in ((["target=m7"], "target='m7'; the targets are host, m55, m55-portable, m4, reference"),
-                      (["speed=1"], "use target=<host|m55|m55-portable|m4|reference> or work_dir=<folder>"),
+    targets = ["host", "m55", "m55-portable", "m55-noasm", "m4", "m4-portable", "m4-noasm", "m33", "reference"]
+    for bad, said in ((["target=m7"], f"target='m7'; the targets are {', '.join(targets)}"),
+                      (["speed=1"], f"use target=<{'|'.join(targets)}> or work_dir=<folder>"),
                       (["m55"], "use target=")):
         with pytest.raises(SutError) as e:
             parse_args(bad)

@@ -18,20 +18,20 @@
  *           registers across the kh*kw taps, each read straight from the input row (c contiguous
  *           bytes, no copy) or, padded, from a pad_value broadcast -- any size, no scalar fallback.
  * Requantization: the vector epilogue (tabula_requant_row_s8_mve / tabula_requant4_s8_mve) when every
- * shift is >= 33 (always, for real layers), else tabula_requant32 per output.
+ * shift is >= 33 (always, for real layers), else tabula_store_acc32 per output.
  * -DTABULA_PORTABLE_ONLY=1 forces the portable path.
- * Cost rule (measured with tests/device_kernels.py on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
+ * Cost rule (measured with tabula.harness.device on QEMU mps3-an547, -icount, 3x3 pad 1 on 16x16,
  * instructions Helium / portable): cin 1 -> cout 1: 135,906 / 115,156 (the per-pixel gather and call
  * dominate 9 MACs); cin 1 -> 4: 126,000 / 437,875; cin 2 -> 8: 154,250 / 940,375; cin 16 -> 32
  * (0.32 / ~6.6 per MAC).  So Helium loses only when c == 1 and out_c == 1 (a 1-channel conv, where the
  * portable loop is taken); everywhere else it wins by 3x or more.
  *
- * DSP (Cortex-M4, M7, M33; tabula_dsp.h), a patch of at most TABULA_DSP_PATCH_MAX values: the CONV2D
+ * DSP (Cortex-M4, M7, M33; tabula_conv2d_dsp.h), a patch of at most TABULA_DSP_PATCH_MAX values: the CONV2D
  * DSP path of tabula_conv2d_s8 with the patch holding x inside and pad_value in the padding (two
  * pixels widened once, 2 output channels x 2 pixels per SMLAD block); same bits as the portable path.
  */
-#include "tabula_dsp.h"
-#include "tabula_internal.h"
+#include "fully_connected/tabula_gemm_s8_mve.h"
+#include "tabula_conv2d_dsp.h"
 
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX 2048
@@ -48,7 +48,7 @@ static const int8_t *conv_tap(const tabula_window *win, const int8_t *input, int
 /* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
-                           int8_t *patch, const int32_t *requant, int vec_rq, void *out)
+                           int8_t *patch, const tabula_requant *requant, int vec_rq, void *out)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
@@ -102,7 +102,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
 
 tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, const int8_t *input,
                                       int32_t pad_value, const int8_t *weight, const int32_t *bias,
-                                      const int32_t *requant, void *output)
+                                      const tabula_requant *requant, void *output)
 {
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
@@ -110,13 +110,11 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
         || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
         return TABULA_ERR_ARG;
     }
-    if (requant) {
-        rq_zp = requant[0]; rq_lo = requant[1]; rq_hi = requant[2];
-    }
+    TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_MVE
     if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];
-        const int vec_rq = requant != 0 && tabula_requant_shifts_min(requant, out_c) >= 33;
+        const int vec_rq = requant != 0 && tabula_requant_shifts_ge33(requant, out_c);
         if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
             && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
             /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tabula_kernels.h"
+#include "tabula_internal.h"
 
 tabula_status tabula_pad(const void *input, const int32_t *in_shape, const int32_t *pad_before,
                          const int32_t *pad_after, int32_t rank, int32_t elem_bytes,
@@ -38,12 +38,7 @@ tabula_status tabula_pad(const void *input, const int32_t *in_shape, const int32
         }
         memcpy(dst + (size_t)k * (size_t)elem_bytes,
                inside ? (const void *)(src + (size_t)off * (size_t)elem_bytes) : pad_value, (size_t)elem_bytes);
-        for (i = rank - 1; i >= 0; --i) {
-            if (++idx[i] < out_shape[i]) {
-                break;
-            }
-            idx[i] = 0;
-        }
+        TABULA_INDEX_NEXT(i, idx, out_shape, rank)
     }
     return TABULA_OK;
 }

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tabula_kernels.h"
+#include "tabula_internal.h"
 
 tabula_status tabula_slice(const void *input, const int32_t *in_shape, const int32_t *start,
                            const int32_t *size, int32_t rank, int32_t elem_bytes, void *output)
@@ -39,12 +39,7 @@ tabula_status tabula_slice(const void *input, const int32_t *in_shape, const int
         }
         memcpy(dst, src + (size_t)off * (size_t)elem_bytes, row_bytes);
         dst += row_bytes;
-        for (i = rank - 2; i >= 0; --i) {
-            if (++idx[i] < size[i]) {
-                break;
-            }
-            idx[i] = 0;
-        }
+        TABULA_INDEX_NEXT(i, idx, size, rank - 1)
     }
     return TABULA_OK;
 }

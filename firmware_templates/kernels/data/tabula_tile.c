@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "tabula_kernels.h"
+#include "tabula_internal.h"
 
 tabula_status tabula_tile(const void *input, const int32_t *in_shape, const int32_t *multiples, int32_t rank,
                           int32_t elem_bytes, void *output)
@@ -33,12 +33,7 @@ tabula_status tabula_tile(const void *input, const int32_t *in_shape, const int3
             off += (idx[i] % in_shape[i]) * in_stride[i];
         }
         memcpy(dst + (size_t)k * (size_t)elem_bytes, src + (size_t)off * (size_t)elem_bytes, (size_t)elem_bytes);
-        for (i = rank - 1; i >= 0; --i) {
-            if (++idx[i] < out_shape[i]) {
-                break;
-            }
-            idx[i] = 0;
-        }
+        TABULA_INDEX_NEXT(i, idx, out_shape, rank)
     }
     return TABULA_OK;
 }

@@ -5,13 +5,13 @@
 #define TABULA_DW_UACC_T uint64_t
 #define TABULA_DW_TO_ACC tabula_u64_to_s64
 #define TABULA_DW_OUT_T int16_t
-#define TABULA_DW_REQUANT tabula_requant48
+#define TABULA_DW_STORE TABULA_STORE_ACC48
 #define TABULA_DW_WIDE 1
 #include "tabula_depthwise_conv2d_impl.h"
 
 tabula_status tabula_depthwise_conv2d_s16(const tabula_window *win, int32_t multiplier, const int16_t *input,
                                           const int8_t *weight, int32_t weight_zp, const int64_t *bias,
-                                          const int32_t *requant, void *output)
+                                          const tabula_requant *requant, void *output)
 {
     return tabula_dw_body(win, multiplier, input, 0, weight, weight_zp, bias, requant, output);
 }

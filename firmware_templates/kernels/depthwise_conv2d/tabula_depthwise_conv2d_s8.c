@@ -5,13 +5,13 @@
 #define TABULA_DW_UACC_T uint32_t
 #define TABULA_DW_TO_ACC tabula_u32_to_s32
 #define TABULA_DW_OUT_T int8_t
-#define TABULA_DW_REQUANT tabula_requant32
+#define TABULA_DW_STORE(out, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC32(out, at, acc, rq, o, zp, lo, hi, 0)
 #define TABULA_DW_WIDE 0
 #include "tabula_depthwise_conv2d_impl.h"
 
 tabula_status tabula_depthwise_conv2d_s8(const tabula_window *win, int32_t multiplier, const int8_t *input,
                                          int32_t input_zp, const int8_t *weight, int32_t weight_zp,
-                                         const int32_t *bias, const int32_t *requant, void *output)
+                                         const int32_t *bias, const tabula_requant *requant, void *output)
 {
     return tabula_dw_body(win, multiplier, input, input_zp, weight, weight_zp, bias, requant, output);
 }

@@ -20,7 +20,7 @@
 #error "define TABULA_FN and TABULA_T before including tabula_add_requant_impl.h"
 #endif
 
-#include "tabula_internal.h"
+#include "tabula_requant.h"
 
 /* Below this many int8 elements the terms are computed per element (the tables cost 512 evaluations). */
 #ifndef TABULA_ADD_RQ_TABLE_MIN
@@ -63,7 +63,7 @@ tabula_status TABULA_FN(const TABULA_T *a, const TABULA_T *b, int32_t count, con
         }
         for (i = 0; i < count; ++i) {
             const uint32_t u = (uint32_t)ta[(int32_t)a[i] + 128], v = (uint32_t)tb[(int32_t)b[i] + 128];
-            output[i] = (TABULA_T)tabula_requant32(tabula_u32_to_s32(sub ? u - v : u + v), m, s, zp, lo, hi);
+            output[i] = (TABULA_T)tabula_requantize32(tabula_u32_to_s32(sub ? u - v : u + v), m, s, zp, lo, hi, 0);
         }
         return TABULA_OK;
     }
@@ -71,7 +71,7 @@ tabula_status TABULA_FN(const TABULA_T *a, const TABULA_T *b, int32_t count, con
         const int32_t ta = tabula_add_requant_term((int32_t)a[i] - a_zp, a_m, a_s);
         const int32_t tb = tabula_add_requant_term((int32_t)b[i] - b_zp, b_m, b_s);
         const int32_t t = tabula_u32_to_s32(sub ? (uint32_t)ta - (uint32_t)tb : (uint32_t)ta + (uint32_t)tb);
-        output[i] = (TABULA_T)tabula_requant32(t, m, s, zp, lo, hi);
+        output[i] = (TABULA_T)tabula_requantize32(t, m, s, zp, lo, hi, 0);
     }
     return TABULA_OK;
 }

@@ -21,6 +21,41 @@
 
 #include "tabula_internal.h"
 
+/*
+ * Argument check shared by the pooling kernels (TOSA 1.0 MAX_POOL2D / AVG_POOL2D): sizes, kernel,
+ * stride >= 1; dilation == 1 (pooling has none); 0 <= pad_top < kernel_h, 0 <= pad_left < kernel_w;
+ * the last window starts inside the input.  Together these put at least one real element in every
+ * window.
+ */
+static inline int tabula_pool_window_ok(const tabula_window *win)
+{
+    if (win == 0) {
+        return 0;
+    }
+    return !(win->n < 1 || win->h < 1 || win->w < 1 || win->c < 1 || win->out_h < 1 || win->out_w < 1
+             || win->kernel_h < 1 || win->kernel_w < 1 || win->stride_y < 1 || win->stride_x < 1
+             || win->dilation_y != 1 || win->dilation_x != 1
+             || win->pad_top < 0 || win->pad_top >= win->kernel_h
+             || win->pad_left < 0 || win->pad_left >= win->kernel_w
+             || (win->out_h - 1) * win->stride_y - win->pad_top >= win->h
+             || (win->out_w - 1) * win->stride_x - win->pad_left >= win->w);
+}
+
+/*
+ * TOSA 1.0 reciprocal_scale(count) for count >= 1: k = ceil(log2(count)),
+ * multiplier = ((2^30 + 1) << k) / count (in [2^30, 2^31)), shift = 30 + k.
+ * Python twin: tabula.qmath.reciprocal_scale.
+ */
+static inline void tabula_reciprocal_scale(int32_t count, int32_t *multiplier, int32_t *shift)
+{
+    int32_t k = 0;
+    while (k < 31 && ((int64_t)1 << k) < (int64_t)count) {
+        ++k;
+    }
+    *multiplier = (int32_t)((((INT64_C(1) << 30) + 1) << k) / (int64_t)count);
+    *shift = 30 + k;
+}
+
 #if TABULA_POOL_AVG
 /* AVG_POOL2D takes zero points (non-zero only for int8) and at most 2^30 taps per window (so
  * reciprocal_scale's multiplier stays below 2^31); MAX_POOL2D takes neither. */

@@ -17,6 +17,30 @@
 
 #include "tabula_internal.h"
 
+/*
+ * Argument check shared by the RESCALE kernels: count >= 0, channels >= 1, count % channels == 0,
+ * input_zp in [izp_lo, izp_hi], output_zp in [ozp_lo, ozp_hi], and every used multiplier in
+ * [0, m_end) and shift in [2, 62] (`channels` entries when per_channel != 0, else one).
+ */
+static inline int tabula_rescale_args_ok(int32_t count, int32_t channels, int32_t input_zp, int32_t izp_lo,
+                                         int32_t izp_hi, int32_t output_zp, int32_t ozp_lo, int32_t ozp_hi,
+                                         const int32_t *multiplier, const int32_t *shift, int32_t per_channel,
+                                         int64_t m_end)
+{
+    int32_t c, nparams;
+    if (count < 0 || channels < 1 || count % channels != 0 || input_zp < izp_lo || input_zp > izp_hi
+        || output_zp < ozp_lo || output_zp > ozp_hi) {
+        return 0;
+    }
+    nparams = per_channel ? channels : 1;
+    for (c = 0; c < nparams; ++c) {
+        if (multiplier[c] < 0 || (int64_t)multiplier[c] >= m_end || shift[c] < 2 || shift[c] > 62) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* TOSA int48 input (held in int64_t): RESCALE with scale32 = false */
 #define TABULA_IN_INT48 (sizeof(TABULA_T_IN) == sizeof(int64_t))
 

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "tabula_internal.h"
+#include "tabula_table16_interp.h"
 
 #define TABULA_TABLE16_MAX_TERMS 8
 

@@ -34,6 +34,7 @@
 #include <stddef.h>
 
 #include "tabula_internal.h"
+#include "tabula_mve.h"
 
 /* the first tap of output coordinate o along an axis: (o - pad) mod stride, in [0, stride) */
 static int32_t tabula_tconv_first_tap(int32_t o, int32_t pad, int32_t stride)

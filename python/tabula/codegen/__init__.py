@@ -77,6 +77,30 @@ def _write_atomic(path: Path, text: str) -> None:
     write_atomic(path, text)
 
 
+def _share_identical(const_arrays: dict) -> tuple[dict, dict[str, str]]:
+    """One C array for each set of identical constant arrays (same C type and values): the kept arrays
+    (the first of each set, in order; its comment counts the others) and every key -> the kept key.
+    An unrolled recurrence gives every step's FULLY_CONNECTED the same folded bias, requantization block
+    and multipliers: stored once, like the weights."""
+    kept: dict[str, tuple[str, np.ndarray, str]] = {}
+    alias: dict[str, str] = {}
+    first: dict[tuple, str] = {}
+    shared: dict[str, int] = {}
+    for key, (ctype, values, comment) in const_arrays.items():
+        v = np.asarray(values)
+        sig = (ctype, v.shape, v.astype(np.int64).tobytes() if v.dtype.kind in "iub" else v.tobytes())
+        if sig in first:
+            alias[key] = first[sig]
+            shared[first[sig]] += 1
+            continue
+        first[sig] = alias[key] = key
+        shared[key] = 0
+        kept[key] = (ctype, values, comment)
+    kept = {k: (ct, v, cm if not shared[k] else f"{cm}; also {shared[k]} identical array(s) of other ops")
+            for k, (ct, v, cm) in kept.items()}
+    return kept, alias
+
+
 def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=None,
              profile: bool = False, npu=None) -> GeneratedModel:
     """Render ``model.c`` and ``model.h`` for ``g`` into ``out_dir``.
@@ -120,6 +144,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
             for key, vals in extra(op).items():
                 const_arrays[key] = ("int32_t", np.asarray(vals, np.int64), f"{op.op} {key}")
 
+    const_arrays, alias = _share_identical(const_arrays)
     itemsize = {k: np.dtype(ct.removesuffix("_t")).itemsize for k, (ct, _, _) in const_arrays.items()}
     fixed = None
     if npu is not None:
@@ -134,8 +159,8 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     def ref(name: str, offset: bool = False):
         if offset:  # (arena part, byte offset): equal only for the same bytes
             return placement.location(name)
-        if name in const_arrays:
-            return c_ident(name)
+        if name in alias:
+            return c_ident(alias[name])
         return f"T_{c_ident(name).upper()}"
 
     activations = []

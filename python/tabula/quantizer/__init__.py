@@ -140,12 +140,11 @@ def _checked(v, i: int, k: int):
 
 def passes() -> list:
     """The FX passes run on the captured float graph before the unsupported-op check and
-    annotation, in order: ``(name, function(gm))``."""
-    from .decompose_ops_pass import decompose_ops
-    from .fold_constants_pass import fold_constants
-    from .remove_identities_pass import remove_identities
+    annotation, in order: ``(name, function(gm))`` -- remove identities, decompose ops, fold constants,
+    ``x * sigmoid(x)`` -> silu, unroll LSTM / GRU (:mod:`._passes`)."""
+    from ._passes import float_passes
 
-    return [("remove_identities", remove_identities), ("decompose_ops", decompose_ops), ("fold_constants", fold_constants)]
+    return float_passes()
 
 
 def _to_eval(gm) -> None:

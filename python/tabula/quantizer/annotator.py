@@ -114,6 +114,10 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
     from .batch_norm import BATCH_NORM_OPS
     from .batch_norm import unsupported as batch_norm_unsupported
     from .decompose_ops_pass import unsupported as decompose_unsupported
+    from .unroll_recurrent_pass import RECURRENT_OPS
+    from .unroll_recurrent_pass import unsupported as recurrent_unsupported
+
+    rewritten = {**{n: batch_norm_unsupported for n in BATCH_NORM_OPS}, **{n: recurrent_unsupported for n in RECURRENT_OPS}}
 
     ok = set(supported())
     dtype = SCHEMES[scheme].ir_dtype if scheme in SCHEMES else None
@@ -134,7 +138,7 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
             continue
         # arithmetic (scalars, constants, broadcasting, div by a constant): the lowering's unsupported()
         if name in rules.REWRITTEN:
-            why = batch_norm_unsupported(n) if name in BATCH_NORM_OPS else decompose_unsupported(n)
+            why = rewritten.get(name, decompose_unsupported)(n)
         else:
             why = unsupported_reason(n, dtype)
         if why:
@@ -314,18 +318,15 @@ class TabulaQuantizer(Quantizer):
         )
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
-        """Remove identity ops and fold constant subgraphs (the passes of :func:`tabula.quantizer.passes`), then fold or
+        """The float-graph passes of :func:`tabula.quantizer.passes` (identities, constants, SiLU, recurrences), then fold or
         rewrite every BatchNorm (:func:`tabula.quantizer.batch_norm.fold_batch_norms`) -- in that order,
         so a ``clone`` between a conv and its BatchNorm or ReLU hides neither the fold nor the fused
         activation.  A no-op after :func:`tabula.quantizer.quantize`, which does it before ``prepare_pt2e``."""
+        from ._passes import float_passes
         from .batch_norm import fold_batch_norms
-        from .decompose_ops_pass import decompose_ops
-        from .fold_constants_pass import fold_constants
-        from .remove_identities_pass import remove_identities
 
-        remove_identities(model)  # the order of tabula.quantizer.passes()
-        decompose_ops(model)
-        fold_constants(model)
+        for _, run_pass in float_passes():
+            run_pass(model)
         fold_batch_norms(model)
         return model
 
@@ -392,9 +393,29 @@ class TabulaQuantizer(Quantizer):
             else:
                 continue
             node.meta[_ANN] = ann
+        self._share_step_grids(model)
         self._annotate_shared_inputs(model)
         self._keep_joined_grids_apart(model)
         return model
+
+    @staticmethod
+    def _share_step_grids(model: GraphModule) -> None:
+        """Nodes of an unrolled recurrence with the same :data:`tabula.rules.STEP_GRID_KEY` (one role of
+        one layer at every step: a gate, the cell state, h) share the first one's output grid, observed
+        over every step.  A cat of every step's h (the recurrent layer's output sequence) with the h key
+        joins that grid on each input edge too, so it is a plain copy."""
+        first: dict[str, Node] = {}
+        for n in model.graph.nodes:
+            key = n.meta.get(rules.STEP_GRID_KEY)
+            ann = n.meta.get(_ANN)
+            if key is None or ann is None or ann.output_qspec is None:
+                continue
+            if key not in first:
+                first[key] = n
+                continue
+            ann.output_qspec = SharedQuantizationSpec(first[key])
+            if rules.op_class(n.target) is rules.OpClass.JOINING:
+                ann.input_qspec_map = {a: SharedQuantizationSpec(first[key]) for a in ann.input_qspec_map}
 
     def _annotate_shared_inputs(self, model: GraphModule) -> None:
         """A model input read by several ops (a cat and a conv, a fixed-domain table and a mul) or

@@ -180,11 +180,17 @@ def print_table(results: dict) -> None:
         for line in npu_lines(results["npu"]):
             print(f"  {line}")
     print_profile(results.get("profile"))
+    groups: dict[tuple, list[dict]] = {}  # the same table at every step of an unrolled recurrence: one line
     for t in results.get("tables") or []:
+        key = tuple(t.get(k) for k in ("function", "dtype", "form", "tables", "max_lsb", "mean_lsb"))
+        groups.setdefault(key, []).append(t)
+    for rows in groups.values():
+        t = rows[0]
         form = t.get("form", "single")
         form = "" if form == "single" else f" ({form}, {t.get('tables', '?')} tables)"
+        where = t.get("source", "") if len(rows) == 1 else f"{len(rows)} ops, the first {t.get('source', '')}"
         print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}{form}: max {t.get('max_lsb', float('nan')):.3f} "
-              f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({t.get('source', '')})")
+              f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({where})")
 
 
 def link_summary(link: dict) -> str:

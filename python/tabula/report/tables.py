@@ -101,12 +101,18 @@ def table_report(graph: Graph) -> list[dict]:
     ``max_lsb``, ``mean_lsb`` (error of the device output against the exact function, in output LSB, over
     every input code; saturation at the range ends counted apart in ``saturated``)."""
     rows = []
+    seen: dict[tuple, dict] = {}  # identical tables (every step of an unrolled recurrence): measured once
     for op in _table_ops(graph):
         x = graph.tensors[op.attrs.get("input", op.inputs[0])]
         table = table_of(graph, op)
         out_name, s_out, zp_out = _output_qparams(graph, op)
-        f = op_function(op.attrs["function"], op.attrs.get("args"), op.attrs.get("kwargs"))
-        e = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype, domain=_domain(op))
+        key = (op.attrs["function"], repr(op.attrs.get("args")), repr(op.attrs.get("kwargs")), x.dtype, float(x.scale),
+               int(x.zero_point), s_out, zp_out, repr(_domain(op)), _table_key(table))
+        if key not in seen:
+            f = op_function(op.attrs["function"], op.attrs.get("args"), op.attrs.get("kwargs"))
+            seen[key] = table_error_lsb(f, table, float(x.scale), int(x.zero_point), s_out, zp_out, x.dtype,
+                                        domain=_domain(op))
+        e = seen[key]
         plan = table if isinstance(table, Table16Plan) else None
         rows.append({
             "source": op.source,
@@ -121,6 +127,15 @@ def table_report(graph: Graph) -> list[dict]:
             "saturated": e["saturated"],
         })
     return rows
+
+
+def _table_key(table) -> bytes:
+    """The bytes that decide a table op's outputs: its entries (int8), or every term's tables, centres,
+    zooms and ramps (a :class:`Table16Plan`)."""
+    if isinstance(table, Table16Plan):
+        return repr(table).encode() + b"".join(np.asarray(a).tobytes() for t in table.terms
+                                              for a in (t.hi, t.lo) if a is not None)
+    return np.asarray(table).tobytes()
 
 
 def plot_tables(graph: Graph, out_dir: str | Path) -> list[Path]:

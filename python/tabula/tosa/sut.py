@@ -16,9 +16,10 @@ reference model's.
 
 * ``target``: ``host`` (default: the kernels compiled with the host ``cc`` into a shared library, called
   through ctypes), ``m55`` (Cortex-M55 with its Helium paths, QEMU ``mps3-an547``), ``m55-portable`` (the
-  same core, ``TABULA_PORTABLE_ONLY=1``), ``m4`` (Cortex-M4 with its DSP paths, QEMU ``mps2-an386``), or
-  ``reference`` (tabula's Python integer reference instead of the C: tells a kernel's divergence from
-  the spec's);
+  same core, ``TABULA_PORTABLE_ONLY=1``), ``m4`` (Cortex-M4 with its DSP paths, QEMU ``mps2-an386``), the
+  device harness's other targets (``m55-noasm``, ``m4-portable``, ``m4-noasm``, ``m33``:
+  :data:`tabula.harness.device.TARGETS`), or ``reference`` (tabula's Python integer reference instead of
+  the C: tells a kernel's divergence from the spec's);
 * ``work_dir``: where the kernel libraries are built and kept (default ``<tmp>/tabula-sut``; rebuilt when
   a kernel source changes).
 
@@ -31,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -41,13 +41,14 @@ import numpy as np
 from runner.tosa_test_runner import TosaTestRunner
 
 from .. import kernels
-from ..boards import repo_root
 from ..errors import TabulaError
+from ..harness import device, host
 from . import kernel_calls
 from .reader import TosaReader, Unsupported
 
-#: The targets: name -> (board, portable) for the QEMU ones; ``host`` and ``reference`` run on this machine.
-DEVICE_TARGETS = {"m55": ("corstone300", False), "m55-portable": ("corstone300", True), "m4": ("mps2_an386", False)}
+#: The QEMU targets: the device harness's (name -> (board, portable, noasm): ``m55``, ``m55-portable``, ``m4``,
+#: ...); ``host`` and ``reference`` run on this machine.
+DEVICE_TARGETS = device.TARGETS
 TARGETS = ("host", *DEVICE_TARGETS, "reference")
 
 _LOCK = threading.Lock()
@@ -57,98 +58,6 @@ _TARGET_LOCKS: dict[str, threading.Lock] = {}
 
 class SutError(TabulaError, RuntimeError):
     """The system under test could not be set up (a bad argument, a kernel library that does not build)."""
-
-
-def _harness():
-    """The kernel harness modules ``(host, device)``: the host ctypes wrappers and the QEMU device harness,
-    with the same methods (``tabula.harness``; before it moved into the package, ``tests/kernel_lib.py`` and
-    ``tests/device_kernels.py``)."""
-    try:
-        from ..harness import device, host
-    except ImportError:
-        tests = str(repo_root() / "tests")
-        if tests not in sys.path:
-            sys.path.insert(0, tests)
-        import device_kernels as device
-        import kernel_lib as host
-
-        host, device = _with_call(host), _with_data_calls(device)
-    return host, device
-
-
-def _with_call(host):
-    """``tests/kernel_lib.py`` (before the harness moved into the package) with ``call(name, *args)`` taking
-    numpy arrays for pointer parameters, as the device harness's ``call`` does."""
-    import types
-
-    import numpy as np
-
-    class KernelLib(host.KernelLib):
-        def call(self, name, *args):
-            fn = getattr(self.lib, name)
-            self._call(name, *[a.ctypes.data_as(t) if isinstance(a, np.ndarray) else a for a, t in zip(args, fn.argtypes)])
-
-    shim = types.ModuleType(host.__name__)
-    shim.__dict__.update(vars(host))
-    shim.KernelLib = KernelLib
-    return shim
-
-
-def _with_data_calls(device):
-    """``tests/device_kernels.py`` (before the harness moved into the package) with the data-movement
-    wrappers passing numpy arrays, which its device form needs (the host wrappers there pass raw addresses)."""
-    import types
-
-    import numpy as np
-
-    def i32(v):
-        return np.ascontiguousarray(np.asarray(v, dtype=np.int32).reshape(-1))
-
-    class DeviceKernelLib(device.DeviceKernelLib):
-        def _into(self, name, out, *args):
-            self.call(name, *args, out)
-            return out
-
-        def slice(self, x, start, size):
-            x = np.ascontiguousarray(x)
-            return self._into("tabula_slice", np.empty(tuple(size), x.dtype), x, i32(x.shape), i32(start), i32(size),
-                              x.ndim, x.itemsize)
-
-        def pad(self, x, pad_before, pad_after, pad_value):
-            x = np.ascontiguousarray(x)
-            out = np.empty(tuple(d + b + a for d, b, a in zip(x.shape, pad_before, pad_after)), x.dtype)
-            return self._into("tabula_pad", out, x, i32(x.shape), i32(pad_before), i32(pad_after), x.ndim, x.itemsize,
-                              np.array([pad_value], x.dtype))
-
-        def resize_nearest(self, x, scale):
-            x = np.ascontiguousarray(x)
-            n, h, w, c = x.shape
-            out = np.empty((n, h * scale[0], w * scale[1], c), x.dtype)
-            return self._into("tabula_resize_nearest", out, x, n, h, w, c, scale[0], scale[1], x.itemsize)
-
-        def transpose(self, x, perms):
-            x = np.ascontiguousarray(x)
-            out = np.empty(tuple(x.shape[i] for i in perms), x.dtype)
-            return self._into("tabula_transpose", out, x, i32(x.shape), i32(perms), x.ndim, x.itemsize)
-
-        def tile(self, x, multiples):
-            x = np.ascontiguousarray(x)
-            out = np.empty(tuple(d * k for d, k in zip(x.shape, multiples)), x.dtype)
-            return self._into("tabula_tile", out, x, i32(x.shape), i32(multiples), x.ndim, x.itemsize)
-
-        def concat(self, xs, axis):
-            xs = [np.ascontiguousarray(x) for x in xs]
-            shape = list(xs[0].shape)
-            shape[axis] = sum(x.shape[axis] for x in xs)
-            outer = int(np.prod(shape[:axis], dtype=np.int64))
-            inner = i32([x.nbytes // outer if outer else 0 for x in xs])
-            return self._into("tabula_concat", np.empty(shape, xs[0].dtype), [x.view(np.uint8) for x in xs], inner,
-                              len(xs), outer)
-
-    shim = types.ModuleType(device.__name__)
-    shim.__dict__.update(vars(device))
-    shim.DeviceKernelLib = DeviceKernelLib
-    return shim
 
 
 def default_work_dir() -> Path:
@@ -175,30 +84,29 @@ def kernel_library(target: str = "host", work_dir: str | os.PathLike | None = No
         key = (target, str(work))
         if key in _LIBS:
             return _LIBS[key]
-        kl, dk = _harness()
         if target == "reference":
             lib = None
         elif target == "host":
-            d = work / f"host-{_sources_hash(kl.CFLAGS)}"
+            d = work / f"host-{_sources_hash(host.CFLAGS)}"
             so = d / "libtabula_kernels.so"
             if not so.is_file():
                 work.mkdir(parents=True, exist_ok=True)
                 tmp = Path(tempfile.mkdtemp(prefix="build-", dir=work))
                 try:
-                    built = kl.build(tmp)
+                    built = host.build(tmp)
                     d.mkdir(parents=True, exist_ok=True)
                     os.replace(built, so)
                 except Exception as e:  # noqa: BLE001 - the compiler's message is the reason
                     raise SutError(f"building the host kernel library failed: {e}") from None
                 finally:
                     shutil.rmtree(tmp, ignore_errors=True)
-            lib = kl.KernelLib(so)
+            lib = host.KernelLib(so)
         else:
-            board, portable = DEVICE_TARGETS[target]
+            board, portable, noasm = DEVICE_TARGETS[target]
             try:
-                lib = dk.DeviceKernelLib(board, portable=portable, work_dir=work)
+                lib = device.DeviceKernelLib(board, portable=portable, noasm=noasm, work_dir=work)
                 lib.build()
-            except dk.DeviceError as e:
+            except device.DeviceError as e:
                 raise SutError(f"target={target}: {e}") from None
         _LIBS[key] = lib
         _TARGET_LOCKS.setdefault(target, threading.Lock())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes
+from ... import dtypes, requant
 from ...ir import Graph, Op, Tensor
 from ._graph import consumers_of, fold_clamp, only_reader, rebuild
 
@@ -29,9 +29,9 @@ def fuse_requant(g: Graph) -> Graph:
     a RESCALE (input zero point 0, to int8 from int32 or to int16 from int48), and optionally by that
     RESCALE's only reader, a CLAMP, is one op of the accumulator's kind: inputs ``[x, w, b, requant]``,
     output the RESCALE's (or the CLAMP's) tensor, ``attrs["requant"] = True``, placed where the
-    accumulator op was.  ``requant`` is a new int32 constant ``{output_zp, out_min, out_max, m[0], s[0],
-    ...}`` (a per-tensor RESCALE's multiplier repeated per channel; [out_min, out_max] the output dtype's
-    range, narrowed to the CLAMP's bounds): what ``tabula_conv2d_<t>`` / ``tabula_fully_connected_<t>``
+    accumulator op was.  ``requant`` is a new int32 constant, the ``tabula_requant`` block
+    :func:`tabula.requant.pack` lays out (a per-tensor RESCALE's multiplier repeated per channel;
+    [out_min, out_max] the output dtype's range, narrowed to the CLAMP's bounds): what ``tabula_conv2d_<t>`` / ``tabula_fully_connected_<t>``
     / ``tabula_depthwise_conv2d_<t>`` compute from it equals the op sequence bit for bit.  Intermediates that are graph outputs, or have
     other readers, keep the sequence as it is.  ``g`` is not modified."""
     consumers = consumers_of(g)
@@ -62,7 +62,7 @@ def fuse_requant(g: Graph) -> Graph:
         lo, hi = dtypes.range_of(want[1])
         group, internal = [j], {acc}
         out, lo, hi = fold_clamp(g, consumers, out, lo, hi, group, internal)
-        block = np.array([int(r.attrs.get("output_zp", 0)), lo, hi] + [v for pair in zip(m, sh) for v in pair], np.int64)
+        block = requant.pack(int(r.attrs.get("output_zp", 0)), lo, hi, m, sh).astype(np.int64)
         name = f"{out}__requant"
         added[name] = (Tensor(name, (block.size,), "int32"), block)
         replace[i] = Op(op.op, [*op.inputs, name], [out], {**op.attrs, "requant": True}, op.source)

@@ -14,8 +14,9 @@ def window(x_shape, y_shape, kernel, stride, pad, dilation=(1, 1)) -> str:
 
 def requant(op, ref) -> str:
     """The C expression of an accumulator op's ``requant`` block (its 4th input, from
-    :func:`tabula.codegen.fusion.fuse_requant`), or ``NULL``: the kernel writes the accumulators."""
-    return ref(op.inputs[3]) if len(op.inputs) > 3 else "NULL"
+    :func:`tabula.codegen.fusion.fuse_requant`: the int32 words :func:`tabula.requant.pack` lays out), as the
+    kernels' ``const tabula_requant *``, or ``NULL``: the kernel writes the accumulators."""
+    return f"(const tabula_requant *)(const void *){ref(op.inputs[3])}" if len(op.inputs) > 3 else "NULL"
 
 
 def conv_context(op, g, ref, kernel_axes: slice) -> dict:

@@ -59,9 +59,29 @@ def lower(ctx, node) -> None:
             plan = build_piecewise_int16(name, extra, kwargs, f, x.scale, out.scale)
             emit_int16(ctx, node.name, x, out, f, attrs, src, plan=plan)
         else:
-            emit_int16(ctx, node.name, x, out, f, attrs, src)
+            plan = _int16_plan(name, extra, kwargs, f, x.scale, out.scale, domain)
+            emit_int16(ctx, node.name, x, out, f, attrs, src, plan=plan)
     except QuantizationError as e:
         raise LoweringError(f"{src}: {e}") from e
+
+
+#: int16 plans already built: (op, its arguments, input scale, output scale, domain) -> plan.  An unrolled
+#: recurrence asks for the same gate table at every step (one grid per role over the steps); the search
+#: takes up to a second per plan.
+_PLANS: dict[tuple, object] = {}
+
+
+def _int16_plan(name: str, extra: list, kwargs: dict, f, in_scale: float, out_scale: float, domain):
+    """:func:`tabula.qmath.build_table_int16_plan` of ``f`` (the aten op ``name`` with ``extra`` /
+    ``kwargs``), memoized on everything it depends on."""
+    from ...qmath import build_table_int16_plan
+
+    key = (name, repr(extra), repr(sorted(kwargs.items())), float(in_scale), float(out_scale), domain)
+    if key not in _PLANS:
+        if len(_PLANS) >= 256:
+            _PLANS.clear()
+        _PLANS[key] = build_table_int16_plan(f, in_scale, out_scale, domain=domain)
+    return _PLANS[key]
 
 
 def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> None:

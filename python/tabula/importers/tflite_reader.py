@@ -2,9 +2,8 @@
 their constant tensors as float32 numpy arrays (the weights a PyTorch port loads).
 
 Reads with the ``tflite`` PyPI package (``pip install -e '.[mlperf]'``), the flatbuffer schema's
-generated accessors; no TensorFlow.  Only what the MLPerf Tiny reference models use is decoded
-(CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, RESHAPE, SOFTMAX); any other
-operator is still listed (``type``, tensors) with empty ``options``.
+generated accessors; no TensorFlow.  Every operator is listed (``type``, tensors) with its builtin
+options decoded (:class:`TFLiteOp`); :mod:`tabula.importers.tflite` turns the graph into an ``nn.Module``.
 
 Constants stored quantized (int8/int16/int32 with a scale, e.g. the five CONV_2D weights of the
 "hybrid" ``kws_ref_model_float32.tflite``) are returned dequantized, ``(q - zero_point) * scale``,
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TFLiteTensor", "TFLiteOp", "read_tflite"]
+__all__ = ["TFLiteTensor", "TFLiteOp", "TFLiteGraph", "read_tflite", "read_tflite_graph"]
 
 _NP_DTYPE = {"FLOAT32": np.float32, "INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "INT32": np.int32,
              "INT64": np.int64, "FLOAT16": np.float16}
@@ -47,8 +46,10 @@ class TFLiteTensor:
 class TFLiteOp:
     """One operator: ``type`` (TFLite builtin name, e.g. ``"CONV_2D"``), ``options`` (decoded: padding
     ``"SAME"``/``"VALID"``, ``stride`` (h, w), ``dilation`` (h, w), ``activation`` (``"NONE"``,
-    ``"RELU"``, ...), ``depth_multiplier``, ``filter`` (h, w) for pools, ``beta`` for softmax),
-    input and output tensors (a missing optional input, e.g. no bias, is ``None``)."""
+    ``"RELU"``, ...), ``depth_multiplier``, ``filter`` (h, w) for pools, ``beta`` for softmax, ``axis``,
+    ``alpha``, ``keep_dims``, ``keep_num_dims``, ``new_shape``, ``squeeze_dims``, ``align_corners``,
+    ``half_pixel_centers``, ``adj_x`` / ``adj_y``, the strided-slice masks, ``approximate``), input and
+    output tensors (a missing optional input, e.g. no bias, is ``None``)."""
 
     index: int
     type: str
@@ -96,38 +97,64 @@ def _tensor(model, sg, i: int, raw: bytes, types: dict[int, str]) -> TFLiteTenso
     return TFLiteTensor(i, t.Name().decode(), shape, dtype, data, scale, zp)
 
 
-def _options(op, type_name: str) -> dict:
+#: Option accessors decoded (TFLite schema name -> key in :attr:`TFLiteOp.options`); pairs (H, W) are joined.
+_SCALAR_OPTIONS = {
+    "Padding": "padding", "DepthMultiplier": "depth_multiplier", "Beta": "beta", "Axis": "axis", "Alpha": "alpha",
+    "KeepDims": "keep_dims", "KeepNumDims": "keep_num_dims", "AlignCorners": "align_corners",
+    "HalfPixelCenters": "half_pixel_centers", "AdjX": "adj_x", "AdjY": "adj_y", "BeginMask": "begin_mask",
+    "EndMask": "end_mask", "EllipsisMask": "ellipsis_mask", "NewAxisMask": "new_axis_mask",
+    "ShrinkAxisMask": "shrink_axis_mask", "Offset": "offset", "Approximate": "approximate",
+    "WeightsFormat": "weights_format", "NumSplits": "num_splits",
+}
+_PAIR_OPTIONS = {"stride": ("StrideH", "StrideW"), "dilation": ("DilationHFactor", "DilationWFactor"),
+                 "filter": ("FilterHeight", "FilterWidth")}
+_ARRAY_OPTIONS = {"NewShape": "new_shape", "SqueezeDims": "squeeze_dims"}
+
+
+def _options(op, option_types: dict[int, str]) -> dict:
+    """The operator's builtin options as plain values (see :class:`TFLiteOp`); ``{}`` when it has none."""
     import tflite
 
-    kinds = {"CONV_2D": tflite.Conv2DOptions, "DEPTHWISE_CONV_2D": tflite.DepthwiseConv2DOptions,
-             "FULLY_CONNECTED": tflite.FullyConnectedOptions, "ADD": tflite.AddOptions,
-             "AVERAGE_POOL_2D": tflite.Pool2DOptions, "MAX_POOL_2D": tflite.Pool2DOptions,
-             "SOFTMAX": tflite.SoftmaxOptions}
-    if type_name not in kinds or op.BuiltinOptions() is None:
+    kind = option_types.get(op.BuiltinOptionsType(), "NONE")
+    if kind == "NONE" or op.BuiltinOptions() is None or not hasattr(tflite, kind):
         return {}
-    o = kinds[type_name]()
+    o = getattr(tflite, kind)()
     tab = op.BuiltinOptions()
     o.Init(tab.Bytes, tab.Pos)
     d: dict = {}
     if hasattr(o, "FusedActivationFunction"):
         d["activation"] = _ACTIVATION.get(o.FusedActivationFunction(), str(o.FusedActivationFunction()))
-    if hasattr(o, "Padding"):
-        d["padding"] = _PADDING[o.Padding()]
-    if hasattr(o, "StrideH"):
-        d["stride"] = (int(o.StrideH()), int(o.StrideW()))
-    if hasattr(o, "DilationHFactor"):
-        d["dilation"] = (int(o.DilationHFactor()), int(o.DilationWFactor()))
-    if hasattr(o, "DepthMultiplier"):
-        d["depth_multiplier"] = int(o.DepthMultiplier())
-    if hasattr(o, "FilterHeight"):
-        d["filter"] = (int(o.FilterHeight()), int(o.FilterWidth()))
-    if hasattr(o, "Beta"):
-        d["beta"] = float(o.Beta())
+    for key, (h, w) in _PAIR_OPTIONS.items():
+        if hasattr(o, h):
+            d[key] = (int(getattr(o, h)()), int(getattr(o, w)()))
+    for acc, key in _SCALAR_OPTIONS.items():
+        if hasattr(o, acc):
+            v = getattr(o, acc)()
+            d[key] = _PADDING.get(v, v) if key == "padding" else (float(v) if isinstance(v, float) else v)
+    for acc, key in _ARRAY_OPTIONS.items():
+        if hasattr(o, acc + "Length") and not getattr(o, acc + "IsNone")():
+            d[key] = [int(v) for v in getattr(o, acc + "AsNumpy")()]
     return d
 
 
+@dataclass
+class TFLiteGraph:
+    """Subgraph 0 of a ``.tflite`` file: its operators in execution order, and its input and output
+    tensors (the model's signature order)."""
+
+    ops: list[TFLiteOp]
+    inputs: list[TFLiteTensor]
+    outputs: list[TFLiteTensor]
+
+
 def read_tflite(path: str | Path) -> list[TFLiteOp]:
-    """The operators of subgraph 0 of the ``.tflite`` file ``path``, in execution order.
+    """The operators of subgraph 0 of the ``.tflite`` file ``path``, in execution order
+    (:func:`read_tflite_graph`'s ``ops``)."""
+    return read_tflite_graph(path).ops
+
+
+def read_tflite_graph(path: str | Path) -> TFLiteGraph:
+    """Subgraph 0 of the ``.tflite`` file ``path``: operators in execution order, graph inputs and outputs.
 
     Raises:
         FileNotFoundError: ``path`` does not exist.
@@ -145,12 +172,17 @@ def read_tflite(path: str | Path) -> list[TFLiteOp]:
     raw = p.read_bytes()
     if len(raw) < 8 or raw[4:8] != b"TFL3":
         raise ValueError(f"{p} is not a TFLite flatbuffer (no 'TFL3' identifier)")
-    model = tflite.Model.GetRootAsModel(raw, 0)
-    if model.SubgraphsLength() != 1:
-        raise ValueError(f"{p} has {model.SubgraphsLength()} subgraphs; only single-graph models are read")
+    try:
+        model = tflite.Model.GetRootAsModel(raw, 0)
+        n_graphs = model.SubgraphsLength()
+    except Exception as e:  # a damaged flatbuffer: offsets past the end
+        raise ValueError(f"{p} is a damaged TFLite flatbuffer ({type(e).__name__}: {e})") from None
+    if n_graphs != 1:
+        raise ValueError(f"{p} has {n_graphs} subgraphs; only single-graph models are read")
     sg = model.Subgraphs(0)
     ops_by_code = _names(tflite.BuiltinOperator)
     types = _names(tflite.TensorType)
+    option_types = _names(tflite.BuiltinOptions)
     tensors: dict[int, TFLiteTensor] = {}
 
     def get(i: int) -> TFLiteTensor | None:
@@ -161,11 +193,18 @@ def read_tflite(path: str | Path) -> list[TFLiteOp]:
         return tensors[i]
 
     ops = []
-    for k in range(sg.OperatorsLength()):
-        op = sg.Operators(k)
-        code = model.OperatorCodes(op.OpcodeIndex())
-        # builtin codes >= 127 live in BuiltinCode(); older files only fill the deprecated byte
-        type_name = ops_by_code.get(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()), "CUSTOM")
-        ops.append(TFLiteOp(k, type_name, _options(op, type_name),
-                            [get(int(i)) for i in op.InputsAsNumpy()], [get(int(i)) for i in op.OutputsAsNumpy()]))
-    return ops
+    try:
+        for k in range(sg.OperatorsLength()):
+            op = sg.Operators(k)
+            code = model.OperatorCodes(op.OpcodeIndex())
+            # builtin codes >= 127 live in BuiltinCode(); older files only fill the deprecated byte
+            type_name = ops_by_code.get(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()), "CUSTOM")
+            ops.append(TFLiteOp(k, type_name, _options(op, option_types),
+                                [get(int(i)) for i in op.InputsAsNumpy()], [get(int(i)) for i in op.OutputsAsNumpy()]))
+        inputs = [get(int(i)) for i in sg.InputsAsNumpy()]
+        outputs = [get(int(i)) for i in sg.OutputsAsNumpy()]
+    except ValueError:
+        raise
+    except Exception as e:
+        raise ValueError(f"{p} is a damaged TFLite flatbuffer ({type(e).__name__}: {e})") from None
+    return TFLiteGraph(ops, inputs, outputs)

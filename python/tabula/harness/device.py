@@ -1,8 +1,8 @@
-"""Run single C kernel calls on an emulated Arm core, with the host wrappers' call signatures.
+"""Run single C kernel calls on an emulated Arm core, with the host library's call signatures.
 
-:class:`DeviceKernelLib` is :class:`kernel_lib.KernelLib` (same methods, same numpy arguments, same
-return values) whose kernel calls run on a board under QEMU instead of a host shared library, so one
-test case can run on the host and on the device and be compared::
+:class:`DeviceKernelLib` is :class:`tabula.harness.host.KernelLib` (same methods, same numpy arguments,
+same return values) whose kernel calls run on a board under QEMU instead of a host shared library, so
+one test case can run on the host and on the device and be compared::
 
     dev = DeviceKernelLib("corstone300", work_dir=tmp)            # Cortex-M55, Helium paths
     y = dev.conv2d(x, w, b, pad=(1, 1, 1, 1), stride=(1, 1), dilation=(1, 1), input_zp=-3, weight_zp=0)
@@ -16,7 +16,8 @@ How it works.  The kernel library (every source of ``firmware_templates/kernels/
 manifest-generated ``tabula_kernels.h``) and the board's own C (``board.toml`` ``shared``/``sources``:
 startup, UART, SysTick, semihosting exit) are compiled once per target into ``<work_dir>/<target>/``
 (a static archive and objects), with the board's cflags, the common flags and defines exactly as
-``toolchain/arm_gnu.py`` sets them (``TABULA_PORTABLE_ONLY=1`` for a portable target), and linked with
+``toolchain/arm_gnu.py`` sets them (``TABULA_PORTABLE_ONLY=1`` for a portable target,
+``TABULA_NO_ASM=1`` for one whose ISA paths run the C twins of their assembly loops), and linked with
 the board's linker script and the ``tabula_memory.ld`` generated from its ``[memory]``.  Each call
 (or batch of calls) becomes a small ``main.c`` that holds the inputs as C arrays, calls the kernel
 (optionally once more as a warm-up first), reads ``tabula_board_ticks()`` (SysTick) around the call and
@@ -26,12 +27,12 @@ time, so ``instructions = (ticks - overhead) * 1e9 / tick_hz``: exact up to one 
 instructions on corstone300 at 32 MHz, 40 on mps2_an386 at 25 MHz); ``overhead`` is the ticks of an
 empty measurement, taken once per program.
 
-Arguments follow the manifest's prototype of the kernel: a pointer parameter takes a numpy array (or
-the ctypes pointer that ``array.ctypes.data_as`` gives, as the host wrappers pass) or None (NULL), a
-``const tabula_window *`` a ``byref(Window(...))``; integers are passed as they are.  Pointer parameters
-without ``const`` are outputs: on the device they start filled with 0x5A (as ``kernel_lib._out`` fills
-them on the host) and are copied back into the given array after the run.  A status other than
-TABULA_OK raises :class:`kernel_lib.KernelError`, like the host library.
+Arguments follow the manifest's prototype of the kernel, as on the host (the rules of
+:mod:`tabula.harness.host`): numpy arrays, None, a :data:`~tabula.harness.host.Window`, lists of arrays,
+integers.  Pointer parameters without ``const`` are outputs: on the device they start filled with 0x5A
+(as :func:`tabula.harness.host.out_like` fills them on the host) and are copied back into the given
+array after the run.  A status other than TABULA_OK raises :class:`tabula.harness.host.KernelError`,
+like the host library.
 
 Errors: :class:`DeviceError` (a RuntimeError) for a failed compile or link (with the compiler's
 output), a QEMU timeout or crash (exit code, the UART transcript's tail), an argument that does not fit
@@ -40,7 +41,6 @@ its parameter, or a method of the host library that has no device form (``apply_
 from __future__ import annotations
 
 import contextlib
-import ctypes as C
 import hashlib
 import os
 import shutil
@@ -53,31 +53,27 @@ from pathlib import Path
 
 import numpy as np
 
-from kernel_lib import TABULA_OK, KernelError, KernelLib
-from tabula import kernels, memory
-from tabula.boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, load_board, repo_root, shared_dir
+from .. import kernels, memory
+from ..boards import C_STD, COMMON_CFLAGS, COMMON_LINKFLAGS, load_board, repo_root, shared_dir
+from .host import FILL, TABULA_OK, KernelError, KernelLib, Window
 
 GCC = "arm-none-eabi-gcc"
 AR = "arm-none-eabi-ar"
 QEMU = "qemu-system-arm"
 RUNTIME = repo_root() / "firmware_templates" / "runtime"
 
-#: The targets the kernel paths are tested on: name -> (board, portable).  ``m55`` runs the Helium
-#: (MVE) paths, ``m55-portable`` the same core with ``-DTABULA_PORTABLE_ONLY=1``, ``m4`` a Cortex-M4
-#: (DSP extension, no Helium).
-TARGETS = {"m55": ("corstone300", False), "m55-portable": ("corstone300", True), "m4": ("mps2_an386", False)}
+#: The targets the kernel paths are tested on: name -> (board, portable, noasm).  ``m55`` runs the Helium
+#: (MVE) paths, ``m55-portable`` the same core with ``-DTABULA_PORTABLE_ONLY=1``, ``m55-noasm`` the
+#: Helium paths with the C twins of their assembly loops (``-DTABULA_NO_ASM=1``); ``m4`` a Cortex-M4
+#: (DSP extension, no Helium), ``m4-portable`` and ``m4-noasm`` likewise; ``m33`` a Cortex-M33 (DSP).
+TARGETS = {"m55": ("corstone300", False, False), "m55-portable": ("corstone300", True, False),
+           "m55-noasm": ("corstone300", False, True), "m4": ("mps2_an386", False, False),
+           "m4-portable": ("mps2_an386", True, False), "m4-noasm": ("mps2_an386", False, True),
+           "m33": ("mps2_an505", False, False)}
 
 #: Bytes of array data per program; a batch holding more is split over several programs (corstone300's
 #: ITCM, which holds .rodata, is 512 KiB).
 BATCH_BYTES = 192 * 1024
-
-#: Bytes of each entry of a ``const T *const *`` parameter that a host wrapper passes as a ctypes array
-#: of pointers (kernel, parameter) -> bytes: the int16 tables of 513 entries.
-POINTER_TABLE_BYTES = {("tabula_table16_s16", "hi"): 1026, ("tabula_table16_s16", "lo"): 1026,
-                       ("tabula_table16_ramps_s16", "hi"): 1026, ("tabula_table16_ramps_s16", "lo"): 1026}
-
-#: The fill byte of an output before the call (kernel_lib._out's).
-FILL = 0x5A
 
 
 class DeviceError(RuntimeError):
@@ -129,54 +125,36 @@ class _Case:
         self.nbytes = sum(a.out[1].nbytes if a.out else 0 for a in self.args) + sum(len(a.decl) // 5 for a in self.args)
 
     def _arg(self, i: int, ctype: str, pname: str, a) -> _Arg:
+        """One argument, normalized by :meth:`KernelLib._normalize`: an integer, None, a Window, a list
+        of arrays (``const T *const *``) or a numpy array."""
         cname = f"c{self.index}_{pname}"
         if "*" not in ctype:
-            if isinstance(a, C._SimpleCData):
-                a = a.value
-            if not isinstance(a, (int, np.integer)):
-                raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes an integer, got {a!r}")
             return _Arg("", f"({ctype})({int(a)}LL)")
         if a is None:
             return _Arg("", "NULL")
-        if type(a).__name__ == "CArgObject":          # ctypes.byref(struct)
-            a = a._obj
-        if isinstance(a, C.Structure):                 # the tabula_window
+        if isinstance(a, Window):
             fields = ", ".join(str(int(getattr(a, f))) for f, _ in a._fields_)
             base = ctype.replace("const", "").replace("*", "").strip()
             return _Arg(f"static const {base} {cname} = {{{fields}}};", f"&{cname}")
-        if ctype.count("*") == 2:                      # const T *const *: a table of arrays
-            return self._arg_table(cname, ctype, pname, a)
-        arr = getattr(a, "_arr", a)                    # numpy's data_as pointers keep their array in _arr
-        if not isinstance(arr, np.ndarray):
-            raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a numpy array, None or "
-                              f"a ctypes pointer from array.ctypes.data_as, got {type(a).__name__}")
-        if not arr.flags.c_contiguous:
-            raise DeviceError(f"{self.kernel.name}: parameter {pname}: the array must be C-contiguous")
-        n = max(arr.nbytes, 1)
+        if isinstance(a, list):                        # const T *const *: a table of arrays
+            return self._arg_table(cname, ctype, a)
+        if not isinstance(a, np.ndarray) or not a.flags.c_contiguous:
+            raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a C-contiguous numpy array, "
+                              f"got {type(a).__name__}")
+        n = max(a.nbytes, 1)
         if ctype.startswith("const"):
             return _Arg(f"static const uint8_t {cname}[{n}] __attribute__((aligned(16))) = {{\n"
-                        f"{_c_bytes(arr.tobytes()) or '    0'}\n}};", f"(const void *){cname}")
-        return _Arg(f"static uint8_t {cname}[{n}] __attribute__((aligned(16)));", f"(void *){cname}", (cname, arr))
+                        f"{_c_bytes(a.tobytes()) or '    0'}\n}};", f"(const void *){cname}")
+        return _Arg(f"static uint8_t {cname}[{n}] __attribute__((aligned(16)));", f"(void *){cname}", (cname, a))
 
-    def _arg_table(self, cname: str, ctype: str, pname: str, a) -> _Arg:
-        """A ``const T *const *`` parameter: a list of arrays (or None), or the ctypes array of pointers
-        a host wrapper builds (read at its addresses: :data:`POINTER_TABLE_BYTES` gives each entry's size)."""
-        if isinstance(a, C.Array):
-            size = POINTER_TABLE_BYTES.get((self.kernel.name, pname))
-            if size is None:
-                raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a list of arrays "
-                                  "(the entry size of a ctypes pointer array is not known)")
-            addrs = [C.cast(p, C.c_void_p).value for p in a]
-            a = [None if not v else np.frombuffer(C.string_at(v, size), np.uint8) for v in addrs]
-        if not isinstance(a, (list, tuple)):
-            raise DeviceError(f"{self.kernel.name}: parameter {pname} ({ctype}) takes a list of arrays")
+    def _arg_table(self, cname: str, ctype: str, a: list) -> _Arg:
+        """A ``const T *const *`` parameter: a list of arrays (or None)."""
         base = ctype.replace("const", "").replace("*", "").strip()
         decls, items = [], []
         for k, t in enumerate(a):
             if t is None:
                 items.append("NULL")
                 continue
-            t = np.ascontiguousarray(t)
             decls.append(f"static const uint8_t {cname}_{k}[{max(t.nbytes, 1)}] __attribute__((aligned(16))) = {{\n"
                          f"{_c_bytes(t.tobytes()) or '    0'}\n}};")
             items.append(f"(const {base} *){cname}_{k}")
@@ -188,17 +166,17 @@ class _Case:
 
 
 class DeviceKernelLib(KernelLib):
-    """The host wrappers of :class:`kernel_lib.KernelLib`, run on ``board`` under QEMU.
+    """The op methods of :class:`tabula.harness.host.KernelLib`, run on ``board`` under QEMU.
 
     ``board``: a folder of ``boards/`` with an ``arm_gnu`` toolchain and a ``[runner.qemu]`` table
     (``corstone300``, ``mps2_an386``, ``mps2_an500``, ``mps2_an505``); ``portable``: build with
-    ``TABULA_PORTABLE_ONLY=1``; ``work_dir``: where the library and the programs are built (a
+    ``TABULA_PORTABLE_ONLY=1``; ``noasm``: with ``TABULA_NO_ASM=1``; ``work_dir``: where the library and the programs are built (a
     temporary folder when None; the library is reused by every call of this object); ``warmup``: call
     each kernel once before the measured call; ``timeout_s``: per QEMU run.  Raises
     :class:`DeviceError` when a tool is missing or the board cannot run under QEMU."""
 
-    def __init__(self, board: str = "corstone300", *, portable: bool = False, work_dir: str | os.PathLike | None = None,
-                 warmup: bool = False, timeout_s: float = 120.0):
+    def __init__(self, board: str = "corstone300", *, portable: bool = False, noasm: bool = False,
+                 work_dir: str | os.PathLike | None = None, warmup: bool = False, timeout_s: float = 120.0):
         gone = missing_tools()
         if gone:
             raise DeviceError(f"{', '.join(gone)} not on PATH: ./bootstrap.sh (apt-get install --no-install-recommends "
@@ -206,9 +184,10 @@ class DeviceKernelLib(KernelLib):
         self.board = load_board(board)
         if self.board.toolchain != "arm_gnu" or "qemu" not in self.board.runner:
             raise DeviceError(f"board {board!r} is not an arm_gnu board with a [runner.qemu] table; use one of "
-                              f"{sorted({b for b, _ in TARGETS.values()})}")
-        self.portable, self.warmup, self.timeout_s = bool(portable), bool(warmup), float(timeout_s)
-        self.target = board + ("-portable" if portable else "")
+                              f"{sorted({t[0] for t in TARGETS.values()})}")
+        self.portable, self.noasm = bool(portable), bool(noasm)
+        self.warmup, self.timeout_s = bool(warmup), float(timeout_s)
+        self.target = board + ("-portable" if portable else "") + ("-noasm" if noasm else "")
         self._tmp = None
         if work_dir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="tabula-device-")
@@ -235,6 +214,8 @@ class DeviceKernelLib(KernelLib):
         finally:
             sys.path.pop(0)
         defines = arm_gnu._defines({"TABULA_PORTABLE": self.portable}, self.board)
+        if self.noasm:
+            defines.append(("TABULA_NO_ASM", 1))
         dflags = [f"-D{k}={str(v).replace(chr(92) + chr(34), chr(34))}" for k, v in defines]
         self._cflags = [C_STD, *COMMON_CFLAGS, *self.board.cflags, *dflags, "-I", str(shared_dir()), "-I", str(RUNTIME),
                         "-I", str(self.dir / "include"), "-I", str(kernels.kernels_dir())]
@@ -277,25 +258,31 @@ class DeviceKernelLib(KernelLib):
         return self.dir
 
     # ---- calls -----------------------------------------------------------------------------------
-    def _call(self, name: str, *args) -> None:
-        """Run (or, inside :meth:`batch`, queue) one call of kernel ``name`` with ``args`` as the host
-        library would pass them; raise KernelError on a non-OK status (at the batch's end when queued)."""
-        self.call(name, *args)
-
     def call(self, name: str, *args) -> Run:
-        """One call of manifest kernel ``name`` with ``args`` (numpy arrays / ctypes pointers / None /
-        window / ints, in the prototype's order).  Returns its :class:`Run` (filled at once, or when the
-        enclosing :meth:`batch` ends)."""
+        """One call of manifest kernel ``name`` with ``args`` (the host library's argument rules).
+        Returns its :class:`Run` (filled at once, or when the enclosing :meth:`batch` ends); a non-OK
+        status raises KernelError (at the batch's end when queued)."""
         if name not in self._kernels:
             raise DeviceError(f"no kernel {name!r} in {kernels.manifest_path()}")
+        k = self._kernels[name]
         queue = self._queue if self._queue is not None else []
-        case = _Case(len(queue), self._kernels[name], args)
+        case = _Case(len(queue), k, tuple(self._normalize(k, args)))
         queue.append(case)
         self.last = case.run
         if self._queue is None:
             self._execute(queue)
             _check(queue)
         return case.run
+
+    def status(self, name: str, *args) -> int:
+        """The status of one call run at once (not inside :meth:`batch`); no exception for a refused call."""
+        if self._queue is not None:
+            raise DeviceError("status() runs one call at once: not inside a batch")
+        k = self._kernels[name]
+        queue = [_Case(0, k, tuple(self._normalize(k, args)))]
+        self._execute(queue)
+        self.last = queue[0].run
+        return queue[0].run.status
 
     @contextlib.contextmanager
     def batch(self):
@@ -326,7 +313,7 @@ class DeviceKernelLib(KernelLib):
 
     # ---- one program -----------------------------------------------------------------------------
     def _main_c(self, cases: list[_Case]) -> str:
-        lines = ["/* Generated by tests/device_kernels.py: kernel calls with SysTick around each. */",
+        lines = ["/* Generated by tabula.harness.device: kernel calls with SysTick around each. */",
                  "#include <stdint.h>", "#include <stddef.h>", "#include <string.h>", '#include "tabula_board.h"',
                  f'#include "{kernels.HEADER_NAME}"', "",
                  "static void put_str(const char *s) { while (*s) { tabula_board_putc((uint8_t)*s++); } }",
@@ -418,7 +405,7 @@ def _check(cases: list[_Case]) -> None:
 
 
 class _NoHostLib:
-    """Stands in for the ctypes library: a wrapper that calls it directly (a scalar helper such as
+    """Stands in for the ctypes library: a method that calls it directly (a scalar helper such as
     ``apply_scale_32``) has no device form."""
 
     def __init__(self, target: str):
@@ -427,5 +414,5 @@ class _NoHostLib:
     def __getattr__(self, name: str):
         def no_device_form(*args):
             raise DeviceError(f"{name} returns its result directly and has no device form on {self._target}; "
-                              "call it through the host kernel_lib")
+                              "call it through the host library (tabula.harness.host)")
         return no_device_form

@@ -1,0 +1,205 @@
+/*
+ * One body for CONV2D tabula_conv2d_s8 / _s16 (contract: manifest.toml, conv2d; Python twin:
+ * tabula/reference/ops/conv2d.py).  The variant file conv2d/tabula_conv2d_<t>.c defines, then includes
+ * this file:
+ *     TABULA_FN          the kernel's name
+ *     TABULA_CONV_WIDE   0: int8 x int8 -> int32; 1: int16 x int8 -> int48 held in int64_t (a16w8)
+ * Everything else follows from it: the input type, the accumulator (int32 modulo 2^32, int48 in a
+ * uint64 modulo 2^64), the requantization (apply_scale_32 to int8, apply_scale_16 to int16), the input
+ * zero point (int8 only: int16 activations are symmetric), the Helium dot product and the DSP path.
+ *
+ * Taps that fall into the padding contribute (input_zp - input_zp) w = 0, so they are skipped.
+ * Accumulation is modulo 2^32 (2^64) (unsigned, so never undefined behaviour); it equals TOSA's
+ * accumulator whenever the exact sum fits it, which the IR contract requires (it is not checked here;
+ * int16: each term |x (w - weight_zp)| <= 32768 * 255 fits int32).  int8 with weight_zp == 0
+ * (symmetric weights, the usual case): the input zero point is hoisted out of the inner loop,
+ * sum (x - zx) w = sum x w - zx sum w.
+ *
+ * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV_PATCH_MAX elements,
+ * each output pixel's receptive field is gathered once into a contiguous patch (padded taps hold
+ * input_zp, so they contribute (zp - zp) w = 0) and every output channel is one predicated dot product
+ * over it (VMLADAVA: acc = bias + sum x w - input_zp sum w; int16: VMLALDAVA into a 64-bit
+ * accumulator), modulo 2^32 (2^64) like the scalar path, so both paths give the same bits.
+ * -DTABULA_PORTABLE_ONLY=1 forces the scalar path.  (int8 CONV2D with symmetric weights and a folded
+ * bias takes tabula_conv2d_s8_folded, the faster kernel codegen calls.)
+ *
+ * DSP (Cortex-M4, M7, M33; tabula_conv2d_dsp.h), with weight_zp == 0 and a patch of at most
+ * TABULA_DSP_PATCH_MAX values: int8, two pixels' patches widened once to 16-bit lanes (x - input_zp),
+ * then 2 output channels x 2 pixels per SMLAD block; int16, the patch packed once per pixel into
+ * [x0, x2], [x1, x3] words, two output channels per SMLALD loop; same bits as the scalar path.
+ *
+ * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on every path each accumulator is
+ * requantized in a register (TABULA_STORE_ACC32 / 48) and the int8 (int16) result written; no
+ * accumulator tensor.
+ */
+#if !defined(TABULA_FN) || !defined(TABULA_CONV_WIDE)
+#error "define TABULA_FN and TABULA_CONV_WIDE before including tabula_conv2d_impl.h"
+#endif
+
+#include <string.h>
+
+#include "tabula_conv2d_dsp.h"
+#include "tabula_mve.h"
+
+#if TABULA_CONV_WIDE
+#define TABULA_CONV_T int16_t
+#define TABULA_CONV_ACC_T int64_t
+#define TABULA_CONV_ZP_PARAM
+#define TABULA_CONV_ZP 0
+#define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC48(output, at, acc, rq, o, zp, lo, hi)
+#else
+#define TABULA_CONV_T int8_t
+#define TABULA_CONV_ACC_T int32_t
+#define TABULA_CONV_ZP_PARAM int32_t input_zp,
+#define TABULA_CONV_ZP input_zp
+#define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC32(output, at, acc, rq, o, zp, lo, hi, 0)
+#endif
+
+#if TABULA_HAVE_MVE
+#define TABULA_CONV_PATCH_MAX (TABULA_CONV_WIDE ? 1024 : 2048)
+/* One output pixel: gather the patch, then one predicated dot product per output channel. */
+static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const TABULA_CONV_T *input, TABULA_CONV_ZP_PARAM
+                           const int8_t *weight, const TABULA_CONV_ACC_T *bias, int32_t b, int32_t iy0, int32_t ix0,
+                           TABULA_CONV_T *patch, const tabula_requant *requant, void *output, int32_t pix)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    const int32_t len = kh * kw * c;
+    int32_t ky, kx, oc;
+    TABULA_CONV_T *dst = patch;
+    const int32_t rq_zp = requant ? requant->output_zp : 0, rq_lo = requant ? requant->out_min : 0,
+                  rq_hi = requant ? requant->out_max : 0;
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * win->dilation_y;
+        for (kx = 0; kx < kw; ++kx) {
+            const int32_t ix = ix0 + kx * win->dilation_x;
+            if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
+                memset(dst, (int)TABULA_CONV_ZP, (size_t)c * sizeof(TABULA_CONV_T));
+            } else {
+                memcpy(dst, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c * sizeof(TABULA_CONV_T));
+            }
+            dst += c;
+        }
+    }
+    for (oc = 0; oc < out_c; ++oc) {
+#if TABULA_CONV_WIDE
+        const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
+        const int64_t acc = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
+#else
+        int32_t wsum;
+        const int32_t dot = tabula_dot_s8_mve(patch, weight + oc * len, len, &wsum);
+        const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
+                                              - (uint32_t)input_zp * (uint32_t)wsum);
+#endif
+        TABULA_CONV_STORE(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
+    }
+}
+#endif
+
+tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CONV_T *input, TABULA_CONV_ZP_PARAM
+                        const int8_t *weight, int32_t weight_zp, const TABULA_CONV_ACC_T *bias,
+                        const tabula_requant *requant, void *output)
+{
+    int32_t b, oy, ox, oc, ky, kx, i;
+    int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
+    int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
+#if TABULA_CONV_WIDE
+    if (!tabula_conv_window_ok(win) || out_c < 1 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
+#else
+    if (!tabula_conv_window_ok(win) || out_c < 1
+        || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127
+        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
+#endif
+        return TABULA_ERR_ARG;
+    }
+    n = win->n; h = win->h; w = win->w; c = win->c;
+    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
+    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
+    pt = win->pad_top; pl = win->pad_left;
+    TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
+#if TABULA_HAVE_MVE
+    if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
+        TABULA_CONV_T patch[TABULA_CONV_PATCH_MAX];
+        for (b = 0; b < n; ++b) {
+            for (oy = 0; oy < oh; ++oy) {
+                for (ox = 0; ox < ow; ++ox) {
+#if TABULA_CONV_WIDE
+                    conv_pixel_mve(win, out_c, input, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
+                                   requant, output, ((b * oh + oy) * ow + ox) * out_c);
+#else
+                    conv_pixel_mve(win, out_c, input, input_zp, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
+                                   requant, output, ((b * oh + oy) * ow + ox) * out_c);
+#endif
+                }
+            }
+        }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_DSP
+    if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
+#if TABULA_CONV_WIDE
+        tabula_dsp_conv2d_s16(win, out_c, input, weight, bias, requant, output);
+#else
+        tabula_dsp_conv2d_s8(win, out_c, input, input_zp, input_zp, weight, bias, requant, output);
+#endif
+        return TABULA_OK;
+    }
+#endif
+    for (b = 0; b < n; ++b) {
+        for (oy = 0; oy < oh; ++oy) {
+            const int32_t iy0 = oy * sy - pt;
+            for (ox = 0; ox < ow; ++ox) {
+                const int32_t ix0 = ox * sx - pl;
+                const int32_t pix = ((b * oh + oy) * ow + ox) * out_c;
+                for (oc = 0; oc < out_c; ++oc) {
+                    const int8_t *wo = weight + oc * kh * kw * c;
+#if TABULA_CONV_WIDE
+                    uint64_t acc = bias ? (uint64_t)bias[oc] : 0u;
+#else
+                    uint32_t acc = bias ? (uint32_t)bias[oc] : 0u;
+                    int32_t wsum = 0; /* sum of the weights at valid taps (weight_zp == 0 path) */
+#endif
+                    for (ky = 0; ky < kh; ++ky) {
+                        const int32_t iy = iy0 + ky * dy;
+                        if (iy < 0 || iy >= h) {
+                            continue;
+                        }
+                        for (kx = 0; kx < kw; ++kx) {
+                            const int32_t ix = ix0 + kx * dx;
+                            const TABULA_CONV_T *xp;
+                            const int8_t *wp;
+                            if (ix < 0 || ix >= w) {
+                                continue;
+                            }
+                            xp = input + ((b * h + iy) * w + ix) * c;
+                            wp = wo + (ky * kw + kx) * c;
+#if TABULA_CONV_WIDE
+                            for (i = 0; i < c; ++i) {
+                                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
+                            }
+#else
+                            if (weight_zp == 0) {
+                                for (i = 0; i < c; ++i) {
+                                    acc += (uint32_t)((int32_t)xp[i] * (int32_t)wp[i]);
+                                    wsum += wp[i];
+                                }
+                            } else {
+                                for (i = 0; i < c; ++i) {
+                                    acc += (uint32_t)(((int32_t)xp[i] - input_zp) * ((int32_t)wp[i] - weight_zp));
+                                }
+                            }
+#endif
+                        }
+                    }
+#if TABULA_CONV_WIDE
+                    TABULA_CONV_STORE(output, pix + oc, tabula_u64_to_s64(acc), requant, oc, rq_zp, rq_lo, rq_hi);
+#else
+                    acc -= (uint32_t)input_zp * (uint32_t)wsum;
+                    TABULA_CONV_STORE(output, pix + oc, tabula_u32_to_s32(acc), requant, oc, rq_zp, rq_lo, rq_hi);
+#endif
+                }
+            }
+        }
+    }
+    return TABULA_OK;
+}

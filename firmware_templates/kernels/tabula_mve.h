@@ -1,0 +1,172 @@
+/*
+ * Helium (MVE, Cortex-M55) helpers shared by the accumulator kernels: the dot products, the vector
+ * requantization epilogue, blocks of 4 output channels and byte copies.  Private to the kernel sources
+ * (static inline); compiled only where tabula_internal.h sets TABULA_HAVE_MVE (MVE, not
+ * TABULA_PORTABLE_ONLY).  The GEMM / GEMV of CONV2D and FULLY_CONNECTED is
+ * fully_connected/tabula_gemm_s8_mve.h.  Every sum wraps modulo 2^32 (2^64) like the portable paths.
+ */
+#ifndef TABULA_MVE_H
+#define TABULA_MVE_H
+
+#include "tabula_requant.h"
+
+#if TABULA_HAVE_MVE
+#include <arm_mve.h>
+
+/* sum_j x[j] * w[j] (returned) and sum_j w[j] (*wsum) over len int8 pairs, 16 lanes per
+ * predicated VMLADAVA / VADDVA; both wrap modulo 2^32 like the scalar paths' uint32 sums. */
+static inline int32_t tabula_dot_s8_mve(const int8_t *x, const int8_t *w, int32_t len, int32_t *wsum)
+{
+    int32_t dot = 0, ws = 0, j;
+    for (j = 0; j < len; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(len - j));
+        const int8x16_t xv = vldrbq_z_s8(x + j, p);
+        const int8x16_t wv = vldrbq_z_s8(w + j, p);
+        dot = vmladavaq_p_s8(dot, xv, wv, p);
+        ws = vaddvaq_p_s8(ws, wv, p);
+    }
+    *wsum = ws;
+    return dot;
+}
+
+/* sum_j x[j] * w[j] over len (int16, int8) pairs, 8 lanes per predicated VMLALDAVA (the int8 weights
+ * are sign-extended to int16 by VLDRB.S16); the 64-bit accumulator wraps modulo 2^64 like the
+ * scalar paths' uint64 sums. */
+static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, int32_t len)
+{
+    int64_t dot = 0;
+    int32_t j;
+    for (j = 0; j < len; j += 8) {
+        const mve_pred16_t p = vctp16q((uint32_t)(len - j));
+        const int16x8_t xv = vldrhq_z_s16(x + j, p);
+        const int16x8_t wv = vldrbq_z_s16(w + j, p);
+        dot = vmlaldavaq_p_s16(dot, xv, wv, p);
+    }
+    return dot;
+}
+
+/*
+ * Vectorized requantization of 4 int32 accumulators (lanes) of output channels o .. o+3: lane l
+ * becomes clamp(apply_scale_32(acc[l], m, s) + zp, lo, hi) with m, s = channel o + l's scale and zp, lo,
+ * hi = its output_zp, out_min, out_max, bit-exact with tabula_requantize32 for every shift s >= 33
+ * (callers ask once per call, tabula_requant_shifts_ge33, and use tabula_store_acc32
+ * otherwise: s == 32 would need VRMULH, (p + 2^31) >> 32, and a per-lane select, six more
+ * instructions per block for a shift real layers do not have).  Proof, with p = acc * m (|p| < 2^62)
+ * and floor((floor(y) + k) / d) == floor((y + k) / d) for integers k, d > 0:
+ * t = VMULH(acc, m) = floor(p / 2^32) (|t| < 2^30); VRSHL(t, 32 - s) is the rounding right shift by
+ * n = s - 32 in [1, 30], floor((t + 2^(n-1)) / 2^n) = floor((floor(p / 2^32) + 2^(s-33)) / 2^(s-32))
+ * = floor((p + 2^(s-1)) / 2^s): TOSA's single rounding (half toward +infinity) exactly.
+ * Then + zp (|v| < 2^30: no overflow), VMAX / VMIN to [lo, hi] (zp, lo, hi passed as values: a byte
+ * store cannot force them to be reloaded), and VSTRB.32 writes the low byte of the first `count`
+ * lanes (1..4; the others are not loaded either: predicated gathers).
+ */
+static inline void tabula_requant4_s8_mve(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count,
+                                          int32_t zp, int32_t lo, int32_t hi, int8_t *out)
+{
+    const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */
+    const int32_t *requant = tabula_requant_words(rq);
+    int32x4_t m, s, v;
+    mve_pred16_t p = 0;
+    if (count == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */
+        m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);
+        s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);
+    } else {
+        p = vctp32q((uint32_t)count);
+        m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);
+        s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p);
+    }
+    v = vrshlq_s32(vmulhq_s32(acc, m), vsubq_s32(vdupq_n_s32(32), s));
+    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    if (count == 4) {
+        vstrbq_s32(out, v);
+    } else {
+        vstrbq_p_s32(out, v, p);
+    }
+}
+
+/*
+ * Output-channel blocking: acc[l] += sum_j x[j] w[l*wstride + j] over j < n for the nch (1..4) rows
+ * at w, modulo 2^32 (VMLADAVA wraps like the scalar paths' uint32 sums).  Each 16-byte input vector
+ * is loaded once for the 4 rows (4 accumulators, 4 VMLADAVA: 5 loads + 4 MACs instructions per 64
+ * MACs); the last 1..15 bytes with zeroing predicated loads (nothing read past either array).  A
+ * block of 1..3 rows aliases the missing rows to the last real one (their sums are computed and
+ * ignored).  x == NULL: every x[j] is pad (a padded tap of a folded-bias conv).
+ */
+static inline void tabula_dot4_s8_mve(const int8_t *x, int32_t pad, int32_t n, const int8_t *w, int32_t wstride,
+                                      int32_t nch, int32_t *acc)
+{
+    const int8_t *w0 = w;
+    const int8_t *w1 = nch > 1 ? w0 + wstride : w0;
+    const int8_t *w2 = nch > 2 ? w1 + wstride : w1;
+    const int8_t *w3 = nch > 3 ? w2 + wstride : w2;
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3], j = 0;
+    if (x) {
+        for (; j + 16 <= n; j += 16) {
+            const int8x16_t xv = vldrbq_s8(x + j);
+            a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w0 + j));
+            a1 = vmladavaq_s8(a1, xv, vldrbq_s8(w1 + j));
+            a2 = vmladavaq_s8(a2, xv, vldrbq_s8(w2 + j));
+            a3 = vmladavaq_s8(a3, xv, vldrbq_s8(w3 + j));
+        }
+    }
+    for (; j < n; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(n - j));
+        const int8x16_t xv = x ? vldrbq_z_s8(x + j, p) : vdupq_m_n_s8(vdupq_n_s8(0), (int8_t)pad, p);
+        a0 = vmladavaq_s8(a0, xv, vldrbq_z_s8(w0 + j, p));
+        a1 = vmladavaq_s8(a1, xv, vldrbq_z_s8(w1 + j, p));
+        a2 = vmladavaq_s8(a2, xv, vldrbq_z_s8(w2 + j, p));
+        a3 = vmladavaq_s8(a3, xv, vldrbq_z_s8(w3 + j, p));
+    }
+    acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+/* Start a block of nch (1..4) accumulators of channels o.. at the bias (0 without one). */
+static inline void tabula_acc4_init(int32_t *acc, const int32_t *bias, int32_t o, int32_t nch)
+{
+    int32_t l;
+    for (l = 0; l < 4; ++l) {
+        acc[l] = (bias && l < nch) ? bias[o + l] : 0;
+    }
+}
+
+/* Write a block of nch accumulators of channels o..: int32 (rq == NULL) or requantized to int8, by the
+ * vector epilogue when vec_rq (every shift >= 33), else by tabula_store_acc32. */
+static inline void tabula_acc4_store_s8(const int32_t *acc, int32_t o, int32_t nch, const tabula_requant *rq,
+                                        int vec_rq, void *out)
+{
+    int32_t l;
+    if (rq && vec_rq) {
+        int32x4_t v = vdupq_n_s32(acc[0]);
+        v = vsetq_lane_s32(acc[1], v, 1);
+        v = vsetq_lane_s32(acc[2], v, 2);
+        v = vsetq_lane_s32(acc[3], v, 3);
+        tabula_requant4_s8_mve(v, rq, o, nch, rq->output_zp, rq->out_min, rq->out_max, (int8_t *)out + o);
+        return;
+    }
+    for (l = 0; l < nch; ++l) {
+        TABULA_STORE_ACC32(out, o + l, acc[l], rq, o + l, rq->output_zp, rq->out_min, rq->out_max, 0);
+    }
+}
+
+/* dst[0..n) = src[0..n) (16 bytes per predicated VLDRB / VSTRB). */
+static inline void tabula_copy_s8_mve(int8_t *dst, const int8_t *src, int32_t n)
+{
+    int32_t j;
+    for (j = 0; j < n; j += 16) {
+        const mve_pred16_t p = vctp8q((uint32_t)(n - j));
+        vstrbq_p_s8(dst + j, vldrbq_z_s8(src + j, p), p);
+    }
+}
+
+/* dst[0..n) = value. */
+static inline void tabula_fill_s8_mve(int8_t *dst, int32_t value, int32_t n)
+{
+    const int8x16_t v = vdupq_n_s8((int8_t)value);
+    int32_t j;
+    for (j = 0; j < n; j += 16) {
+        vstrbq_p_s8(dst + j, v, vctp8q((uint32_t)(n - j)));
+    }
+}
+#endif /* TABULA_HAVE_MVE */
+
+#endif /* TABULA_MVE_H */
