@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TABULA_SEED
 from helpers import ROOT
 from tabula import tosa as T
 
@@ -40,7 +39,7 @@ def _env() -> dict:
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory) -> Path:
+def generated(tmp_path_factory, tabula_seed) -> Path:
     """The generated tests (folder); skips when the generator is not on PATH."""
     tool = shutil.which("tosa_verif_build_tests")
     if tool is None:
@@ -51,7 +50,7 @@ def generated(tmp_path_factory) -> Path:
     config.write_text(json.dumps({o: {"selection": {"default": {"permutes": ["type"], "maximum": most.get(o, 1), "groups": []}}}
                                   for o in OPS}))
     out = root / "tests"
-    cmd = [tool, "-o", str(out), "--seed", str(TABULA_SEED), "--filter", f"^({'|'.join(OPS)})$", "--profile", "tosa-pro-int",
+    cmd = [tool, "-o", str(out), "--seed", str(tabula_seed), "--filter", f"^({'|'.join(OPS)})$", "--profile", "tosa-pro-int",
            "--extension", "tosa-ext-int16", "--test-type", "positive", "--tosa-version", "1.0.0", "--test-selection-config",
            str(config), "--test-selection-criteria", "default", "--tensor-dim-range", "1,8", "--no-special-tests"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=_env())
