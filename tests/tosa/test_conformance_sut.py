@@ -156,6 +156,16 @@ def test_bad_sut_arguments_are_one_line():
         assert said in str(e.value) and "\n" not in str(e.value)
 
 
+def test_skip_reasons_are_read_from_interleaved_runner_output():
+    """With -j 2 one thread's text can follow a folder's name on the same line, even the next test's
+    ``Skipping`` (seen in a seed-7 run): every skipped folder still gets its own reason."""
+    a, b, c = "/t/resize_1x2_is_s1", "/t/resize_1x2_is_s2", "/t/resize_1x2_is_s10"
+    out = (f"Skipping tabula: RESIZE: mode BILINEAR is not supported test {a}Skipping tabula: MUL: int8 test {b}\n"
+           f"runner: Result code PASS x\nSkipping tabula: RESCALE: input_unsigned True test {c}runner: Result code PASS y\n")
+    assert skip_reasons(out, [a, b, c, "/t/other"]) == {
+        a: "tabula: RESIZE: mode BILINEAR is not supported", b: "tabula: MUL: int8", c: "tabula: RESCALE: input_unsigned True"}
+
+
 def test_the_runner_loads_the_sut_module_from_this_checkout():
     r = subprocess.run([sys.executable, "-c", "import tabula.tosa.sut as s; print(s.__file__); print(s.TosaSUTRunner.__mro__[1].__name__)"],
                        capture_output=True, text=True, env=_env())

@@ -209,11 +209,11 @@ class PreparedTest:
 def skip_reasons(output: str, tests) -> dict[str, str]:
     """Test folder -> the reason it was skipped, from ``tosa_verif_run_tests``' output (one ``Skipping <reason>
     test <folder>`` per skipped test); ``tests`` are the folders run (with ``-j`` the runner's threads may
-    write other text right after a folder's name, so each is matched as the longest test folder it starts
-    with)."""
+    write other text right after a folder's name, even the next ``Skipping``, so each is matched as the
+    longest test folder it starts with, and the folder is not consumed by the match)."""
     names = sorted((str(t) for t in tests), key=len, reverse=True)
     out = {}
-    for m in re.finditer(r"Skipping ([^\n]*?) test (\S+)", output):
+    for m in re.finditer(r"Skipping ([^\n]*?) test (?=(\S+))", output):
         folder = next((n for n in names if m.group(2).startswith(n)), None)
         if folder is not None:
             out[folder] = m.group(1)
