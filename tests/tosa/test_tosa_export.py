@@ -96,6 +96,17 @@ def program_of(digits_dir, digits_program):
     return get
 
 
+_FLATBUFFERS: dict = {}
+
+
+def _flatbuffer(name: str, scheme: str, g: Graph) -> bytes:
+    """``T.serialize(g)`` of a model case, once per case (tosa-tools' serializer writes constants byte by
+    byte: the MLPerf models take seconds each), shared by the export and the read-back tests."""
+    if (name, scheme) not in _FLATBUFFERS:
+        _FLATBUFFERS[name, scheme] = T.serialize(g)
+    return _FLATBUFFERS[name, scheme]
+
+
 def _random_codes(g: Graph, rng) -> list[np.ndarray]:
     out = []
     for n in g.inputs:
@@ -111,7 +122,7 @@ def test_whole_graph_on_the_tosa_reference_model_equals_the_reference(program_of
     equal to ``program.run_int``; the real outputs are not all alike (the comparison sees real values)."""
     program, samples = program_of(name, scheme)
     g = program.graph
-    flatbuffer = T.serialize(g)
+    flatbuffer = _flatbuffer(name, scheme, g)
     info = T.describe(flatbuffer)
     assert info["version"] == (1, 0, 0, False)
     assert {o.op for o in g.ops} <= set(T.supported_ops()) and len(info["ops"]) > len(g.ops) / 2
@@ -127,7 +138,6 @@ def test_whole_graph_on_the_tosa_reference_model_equals_the_reference(program_of
         real.append(want)
     k = 0 if name != "elementwise" else 1  # elementwise's output 0 is its input itself
     assert len({r[k].tobytes() for r in real[:-1]}) > 1 or real[0][k].max() > real[0][k].min()
-
 
 
 WINDOWS = ("CONV2D", "DEPTHWISE_CONV2D", "AVG_POOL2D", "MAX_POOL2D")
@@ -157,7 +167,7 @@ def test_reading_the_export_back_gives_an_equivalent_graph(program_of, name, sch
     Exporting the read graph gives the same TOSA operators again."""
     program, samples = program_of(name, scheme)
     g = program.graph
-    flatbuffer = T.serialize(g)
+    flatbuffer = _flatbuffer(name, scheme, g)
     g2 = T.read(flatbuffer)
     assert [(g2.tensors[n].shape, g2.tensors[n].dtype) for n in g2.inputs] == [(g.tensors[n].shape, g.tensors[n].dtype) for n in g.inputs]
     assert [(g2.tensors[n].shape, g2.tensors[n].dtype) for n in g2.outputs] == [(g.tensors[n].shape, g.tensors[n].dtype) for n in g.outputs]
@@ -178,6 +188,7 @@ def test_reading_the_export_back_gives_an_equivalent_graph(program_of, name, sch
         for n, got, want in zip(g.outputs, run_graph(g2, ins), program.run_int(*ins)):
             np.testing.assert_array_equal(got, want, err_msg=f"{name}-{scheme} output {n}")
     assert T.describe(T.serialize(g2))["ops"] == T.describe(flatbuffer)["ops"]
+
 
 def _graph(inputs: dict, outputs: dict, ops: list, consts: dict | None = None) -> Graph:
     g = Graph(inputs=list(inputs), outputs=list(outputs))
