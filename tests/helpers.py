@@ -136,6 +136,29 @@ def run_kernel_cases(lib, cases):
                         f"got {g[tuple(bad[0])]}, reference {want[tuple(bad[0])]}")
 
 
+def run_table_graph_c(g, x, kernel_lib) -> dict:
+    """Every op of a table-op graph (:func:`tabula.report.table_cases.table_op_graph`: TABLE, RESCALE,
+    CLAMP, MUL, ADD, SUB) through the C kernels of the host build, in order: tensor name -> value."""
+    vals = {"x": x}
+    for op in g.ops:
+        a = vals[op.inputs[0]]
+        if op.op == "TABLE":
+            out = kernel_lib.table(a, g.constants[op.inputs[1]])
+        elif op.op == "RESCALE":
+            at = op.attrs
+            out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
+                                     shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
+        elif op.op == "CLAMP":
+            out = kernel_lib.clamp(a, op.attrs["min"], op.attrs["max"])
+        elif op.op == "MUL":
+            out = kernel_lib.mul(a, vals[op.inputs[1]], op.attrs.get("shift", 0))
+        else:
+            assert op.op in ("ADD", "SUB"), op.op
+            out = (kernel_lib.add if op.op == "ADD" else kernel_lib.sub)(a, vals[op.inputs[1]])
+        vals[op.outputs[0]] = out
+    return vals
+
+
 def load_example(relpath: str, name: str | None = None):
     """The module at ``ROOT/<relpath>`` (e.g. ``examples/mobilenet/model.py``), loaded by file under a unique
     name: several examples have a ``model.py``, so ``import model`` after a ``sys.path`` insert returns whichever

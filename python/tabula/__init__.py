@@ -3,6 +3,7 @@
 Public API::
 
     gm = tabula.quantize(model, example_inputs, calibration, scheme="int8")  # PT2E converted graph
+    gm = tabula.quantize(model, example_inputs, calibration, scheme="mixed", target_sqnr=30)  # int8/int16 per layer
     program = tabula.lower(gm, example_inputs)                                # tabula.Program
     program.run(*float_inputs)     # quantize, run the integer reference, dequantize
     program.run_int(*int_inputs)   # integer reference, device layout (NHWC)
@@ -26,12 +27,14 @@ __version__ = "0.1.0"
 
 
 def quantize(model, example_inputs, calibration, scheme: str = "int8", table_output: str | None = None,
-             observer: str = "auto"):
-    """Quantize ``model`` with torchao PT2E under tabula's rules; see :func:`tabula.quantizer.quantize`."""
+             observer: str = "auto", **mixed):
+    """Quantize ``model`` with torchao PT2E under tabula's rules; see :func:`tabula.quantizer.quantize`
+    (``scheme="mixed"`` takes ``target_sqnr=``, ``budget=``, ``precision=``, ``board=``, ``report=``;
+    ``precision=`` overrides layers of any scheme)."""
     from .quantizer import quantize as _quantize
 
     return _quantize(model, tuple(example_inputs), calibration, scheme=scheme, table_output=table_output,
-                     observer=observer)
+                     observer=observer, **mixed)
 
 
 def lower(quantized, example_inputs=None) -> Program:

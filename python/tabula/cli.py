@@ -42,7 +42,8 @@ def _cmd_quantize(a) -> int:
     _quiet_torch()
     from .stages import quantize_and_lower
 
-    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme, npu=a.npu or None)
+    p = quantize_and_lower(a.model, a.calib, a.out, a.scheme, npu=a.npu or None, target_sqnr=a.target_sqnr,
+                           budget=a.budget, precision=a.precision, board=a.cost_board or None)
     print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz" + (f" (softmax in the NPU form for {a.npu})"
                                                                             if a.npu else ""))
     return 0
@@ -303,7 +304,14 @@ def build_parser() -> argparse.ArgumentParser:
     q = sub.add_parser("quantize", help="PT2E-quantize a model (.pt2, float .tflite, .onnx) and lower it to the integer IR")
     q.add_argument("--model", required=True)
     q.add_argument("--calib", required=True)
-    q.add_argument("--scheme", default="int8")
+    q.add_argument("--scheme", default="int8", help="int8, a16w8, or mixed (int8 / int16 per layer)")
+    q.add_argument("--target-sqnr", type=float, default=None,
+                   help="scheme mixed: the output SQNR (dB vs float, calibration data) to reach")
+    q.add_argument("--budget", type=float, default=None,
+                   help="scheme mixed: the instructions per inference to stay within (the board's cost model)")
+    q.add_argument("--precision", default="", help="per-layer overrides, e.g. classifier=a16w8,features.0=int8 "
+                                                    "(module paths or layer names)")
+    q.add_argument("--cost-board", default="", help="scheme mixed: whose instruction cost model (default corstone300)")
     q.add_argument("--out", required=True)
     q.add_argument("--npu", default="", help="an Ethos-U target (ethos-u55-128, ...): lower the softmax in its NPU form")
     q.set_defaults(fn=_cmd_quantize)

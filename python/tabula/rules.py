@@ -36,6 +36,10 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  (or a fused activation's).
 ``NORMALIZE``    layer_norm: input calibrated, output own; the affine weight and bias stay float and the
                  lowering folds them into its integer constants (:mod:`tabula.qmath.layer_norm`).
+``COMPARISON``   gt/ge/lt/le/eq/ne: two activations share one grid (the codes order as the values), or an
+                 activation against a number (a threshold code); output: a boolean mask, not quantized
+                 (int8 0 / 1 in the IR), read by ``where`` (JOINING over its two value operands).
+``INDEX``        argmax/argmin: input the producer's grid; output int32 indices, not quantized.
 
 Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
 :data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
@@ -61,6 +65,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
+           "JOINING_ARGS", "joined_inputs", "COMPARISON", "INDEX",
            "REWRITTEN", "STEP_GRID_KEY", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
            "FUSING_PRODUCERS", "fused_activation", "NORMALIZE", "AVERAGING", "own_average_grid"]
@@ -77,6 +82,8 @@ class OpClass(Enum):
     FIXED_OUTPUT = "fixed output"
     MATMUL = "matmul"
     NORMALIZE = "normalize"
+    COMPARISON = "comparison"
+    INDEX = "index"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -122,6 +129,10 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.asinh": aten.asinh.default,
     "aten.acosh": aten.acosh.default,
     "aten.pow": aten.pow.Tensor_Scalar,  # constant exponent only
+    "aten.abs": aten.abs.default,  # int16: the TABLE's knots hold the kink at 0 (zero point 0)
+    "aten.mish": aten.mish.default,
+    "aten.log2": aten.log2.default,
+    "aten.log10": aten.log10.default,
 }
 
 
@@ -152,6 +163,8 @@ DOMAIN: dict[str, Domain] = {
     "aten.rsqrt": Domain(0.0, math.inf),
     "aten.reciprocal": Domain(0.0, math.inf),
     "aten.acosh": Domain(1.0, math.inf),
+    "aten.log2": Domain(0.0, math.inf),
+    "aten.log10": Domain(0.0, math.inf),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:
@@ -191,13 +204,17 @@ SHARED: dict[str, int] = {
     "aten.expand": 0,  # TILE (a size-1 axis repeated), RESHAPE first where the rank grows
     "aten.adaptive_avg_pool1d": 0,
     "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
+    "aten.flip": 0,  # REVERSE, one per dim
+    "aten.amax": 0,  # REDUCE_MAX on the codes, one per dim (exact on one grid)
+    "aten.amin": 0,  # REDUCE_MIN on the codes, one per dim
+    "aten.sum": 0,  # own output grid (AVERAGING): the int32 sum and one RESCALE
 }
 
 #: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
 #: H and W of a 4-D tensor, ``adaptive_avg_pool1d``): an average of many codes spans a much narrower range
 #: than its input (a global pool of ReLU outputs), so the input's grid would waste most of its codes.
 #: Lowered as the int32 sum and one RESCALE to the output grid (a single rounding).
-AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d"})
+AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d", "aten.sum"})
 
 
 def own_average_grid(node: Node) -> bool:
@@ -220,6 +237,38 @@ JOINING: dict[str, int] = {
     "aten.cat": 0,
     "aten.concat": 0,
 }
+
+#: Joining ops of separate tensor arguments: packet name -> indices of the arguments that share the one
+#: grid with the output.  On one grid the integer op is exact: ``q(max(a, b)) == max(q(a), q(b))``, and a
+#: SELECT copies codes.  A constant operand (``where(m, x, 0.0)``'s lifted scalar, a buffer) is quantized
+#: onto that grid by PT2E (saturating at its ends); the condition of ``where`` is a mask, not quantized.
+JOINING_ARGS: dict[str, tuple[int, ...]] = {
+    "aten.maximum": (0, 1),
+    "aten.minimum": (0, 1),
+    "aten.where": (1, 2),  # where(condition, self, other)
+}
+
+
+def joined_inputs(node: Node) -> list:
+    """The FX nodes of a :data:`JOINING` / :data:`JOINING_ARGS` op that share its one grid, in argument
+    order (constants included: PT2E quantizes them on the grid; numbers left out)."""
+    name = canonical_op(node.target)
+    if name in JOINING:
+        return [a for a in node.args[JOINING[name]] if isinstance(a, Node)]
+    return [node.args[i] for i in JOINING_ARGS[name] if i < len(node.args) and isinstance(node.args[i], Node)]
+
+
+#: Comparisons: packet name -> the indices of their two operands.  Two activations share one grid (their
+#: codes then order as their values do: the integer comparison is exact); an activation and a number is
+#: the activation's codes against a threshold code (exact: the comparison PyTorch makes in float32 on every
+#: code).  The output is a boolean mask: not quantized, int8 0 / 1 in the IR (TOSA's bool).
+COMPARISON: dict[str, tuple[int, int]] = {
+    "aten.gt": (0, 1), "aten.ge": (0, 1), "aten.lt": (0, 1), "aten.le": (0, 1), "aten.eq": (0, 1), "aten.ne": (0, 1),
+}
+
+#: Index ops: packet name -> index of the data input (the producer's grid: codes order as the values do);
+#: the output is integer indices (int32 in the IR, PyTorch's int64), not quantized.
+INDEX: dict[str, int] = {"aten.argmax": 0, "aten.argmin": 0}
 
 #: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div"})
@@ -326,6 +375,9 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.FIXED_OUTPUT for n in FIXED_OUTPUT},
     **{n: OpClass.MATMUL for n in MATMUL},
     **{n: OpClass.NORMALIZE for n in NORMALIZE},
+    **{n: OpClass.JOINING for n in JOINING_ARGS},
+    **{n: OpClass.COMPARISON for n in COMPARISON},
+    **{n: OpClass.INDEX for n in INDEX},
 }
 
 

@@ -196,17 +196,41 @@ def load_exported(model_path: str | Path):
                          f"{': ' + why if why else ''}; export it again with {EXPORT_FIX.format(p=p)}") from None
 
 
-def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", npu: str | None = None):
+def parse_precision(text: str | None) -> dict[str, str]:
+    """``"classifier=a16w8,features.0=int8"`` (SCons ``precision=``, ``--precision``) as a dict; empty
+    text: ``{}``.  StageError for an entry that is not ``key=scheme``."""
+    out: dict[str, str] = {}
+    for part in (text or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise StageError(f"precision entry {part!r} is not <module or layer>=<int8|a16w8>, e.g. "
+                             "precision=classifier=a16w8,features.0=int8")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", npu: str | None = None,
+                       target_sqnr: float | None = None, budget: float | None = None, precision: str | dict | None = None,
+                       board: str | None = None):
     """Stage 1+2: the model (``.pt2`` / ``.tflite`` / ``.onnx``, :func:`load_exported`) + calibration
     ``.npz`` (``x``, or ``x0``, ``x1``, ... for several inputs: float32 [n, ...] each) ->
     ``quantized_graph.txt``, ``ir.json``, ``ir.npz``, ``tables.json`` in ``out_dir``.  Returns the
     :class:`tabula.Program`.  ``npu``: an Ethos-U target: the IR takes the NPU forms of its lowerings
     (:func:`tabula.npu.legalize`: the softmax without INTDIV); ``tables.json`` then also says which form
-    each softmax has.
+    each softmax has.  ``scheme="mixed"`` (with ``target_sqnr`` / ``budget``, and ``board`` for the cost
+    model): prints the per-layer choice and writes it to ``precision.json``
+    (:class:`tabula.quantizer.mixed.Choice`); ``precision``: per-layer overrides (a dict, or
+    :func:`parse_precision`'s text), any scheme.  A ``precision.json`` of an earlier mixed build is
+    removed otherwise.
 
     Raises:
         StageError: the model or calibration is unreadable, the model was exported with a batch
-            other than 1, or the calibration's inputs are not the model's (count or per-sample shape).
+            other than 1, the calibration's inputs are not the model's (count or per-sample shape),
+            ``target_sqnr`` / ``budget`` without ``scheme="mixed"``, or a ``precision`` entry that is
+            not ``key=scheme`` or names no layer.
     """
     import torch
 
@@ -239,8 +263,26 @@ def quantize_and_lower(model_path, calib_path, out_dir, scheme: str = "int8", np
         calib = torch.from_numpy(xs[0])
     else:
         calib = [tuple(torch.from_numpy(x[i : i + 1]) for x in xs) for i in range(len(xs[0]))]
-    gm = tabula.quantize(ep, example, calib, scheme=scheme)
-    from tabula.files import write_atomic
+    overrides = parse_precision(precision) if isinstance(precision, str) or precision is None else dict(precision)
+    mixed = {}
+    if scheme == "mixed":
+        mixed = dict(target_sqnr=target_sqnr, budget=budget, board=board, report=lambda c: print(c.table()))
+    elif target_sqnr is not None or budget is not None:
+        raise StageError(f"target_sqnr= and budget= choose the precision per layer: give them with scheme=mixed "
+                         f"(scheme={scheme} has one precision)")
+    try:
+        gm = tabula.quantize(ep, example, calib, scheme=scheme, precision=overrides or None, **mixed)
+    except ValueError as e:
+        if "precision" not in str(e) and "target_sqnr" not in str(e) and "budget" not in str(e):
+            raise
+        raise StageError(str(e)) from None
+    from tabula.files import write_atomic, write_json
+
+    choice = gm.meta.get("tabula_precision")
+    if choice is not None:
+        write_json(out / "precision.json", choice.to_json())
+    else:
+        (out / "precision.json").unlink(missing_ok=True)
 
     write_atomic(out / "quantized_graph.txt", gm.code)
     program = tabula.lower(gm, example)
@@ -491,6 +533,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "arena_bytes": _arena_bytes(elf_path),
         **elf_sizes(elf_path),
         "tables": _tables(ir_dir),
+        "precision": _precision(ir_dir),
         "memory": memory_report(elf_path, board),
         "device_exit_code": session.exit_code,
         "rejected_frames": session.n_rejected_frames,
@@ -722,6 +765,12 @@ def _worst(values: list) -> float | None:
     """The lowest SQNR of several outputs (None if any is None): the headline figure of a
     multi-output model; each output's own is under ``outputs``."""
     return None if any(v is None for v in values) else min(values)
+
+
+def _precision(ir_dir) -> dict | None:
+    """The mixed scheme's per-layer choice of the build (``precision.json``), or None."""
+    p = Path(ir_dir) / "precision.json"
+    return json.loads(p.read_text()) if p.is_file() else None
 
 
 def _tables(ir_dir) -> list | None:

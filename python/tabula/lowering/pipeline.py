@@ -93,6 +93,7 @@ class LoweringContext:
         #: it still has to emit, or ``None`` when the producer's RESCALE already saturates to it
         self.fused: dict[Node, tuple[Tensor, int, int] | None] = {}
         self._const_of: dict[tuple, str] = {}  # (dtype, shape, scale, bytes) -> constant tensor name
+        self._raw: dict[Node, str] = {}  # FX node of a mask / indices (never quantized) -> IR tensor name
 
     # -- naming ------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
@@ -161,7 +162,13 @@ class LoweringContext:
     def input(self, arg: Node, user: Node) -> Tensor:
         """The IR tensor for an activation argument ``arg`` (a ``dequantize_per_tensor`` node), or
         the IR constant of a quantized constant (``dequantize_per_tensor`` of a ``get_attr``: PT2E
-        folds ``quantize(buffer)``, e.g. a buffer concatenated with an activation)."""
+        folds ``quantize(buffer)``, e.g. a buffer concatenated with an activation), or a value that is
+        never quantized: a boolean mask or integer indices an earlier op wrote (:meth:`raw_output`), or
+        such a constant (:meth:`raw_const`)."""
+        if isinstance(arg, Node) and arg in self._raw:
+            return self.graph.tensors[self._raw[arg]]
+        if isinstance(arg, Node) and arg.op == "get_attr" and not self._attr(arg).is_floating_point():
+            return self.raw_const(arg, user)
         if not is_dequantize(arg):
             raise LoweringError(
                 f"{node_source(user)}: input {getattr(arg, 'name', arg)!r} of {user.name} is not "
@@ -228,6 +235,41 @@ class LoweringContext:
         t = Tensor(self.fresh(f"{user.name}_{dq.args[0].name}"), tuple(values.shape), ir_dtype, float(scale), int(zp))
         self.graph.add_tensor(t, values)
         self._tensor_of[dq] = t.name
+        return t
+
+    # -- masks and indices (never quantized) ---------------------------------------------------
+    def raw_output(self, node: Node, dtype: str | None = None) -> Tensor:
+        """The IR tensor of ``node``'s output when it is a mask (``int8`` 0 / 1: TOSA's bool) or integer
+        indices (``int32``; PyTorch's int64) -- never quantized: scale 1, zero point 0, so a graph output
+        of it reads as its integer values.  ``dtype`` defaults from the node's value (bool: int8, else
+        int32).  4-D tensors are NHWC, as every IR activation."""
+        val = fake_value(node)
+        if val is None:
+            raise LoweringError(f"{node_source(node)}: no shape information on {node.name}; capture with torch.export")
+        if dtype is None:
+            dtype = "int8" if val.dtype == torch.bool else "int32"
+        t = Tensor(self.fresh(node.name), nchw_to_nhwc_shape(val.shape) if val.dim() else (1,), dtype, 1.0, 0)
+        self.graph.add_tensor(t)
+        self._raw[node] = t.name
+        return t
+
+    def raw_const(self, n: Node, user: Node) -> Tensor:
+        """The IR constant of a boolean or integer ``get_attr`` (a constant mask: int8 0 / 1; integers:
+        int32, LoweringError beyond it), NHWC for 4-D.  One constant per node."""
+        if n in self._raw:
+            return self.graph.tensors[self._raw[n]]
+        v = self._attr(n)
+        data = v.to(torch.int64).numpy()
+        if data.ndim == 4:
+            data = data.transpose(0, 2, 3, 1)
+        if data.ndim == 0:
+            data = data.reshape(1)
+        dtype = "int8" if v.dtype == torch.bool else "int32"
+        if dtype == "int32" and data.size and (data.min() < -2**31 or data.max() >= 2**31):
+            raise LoweringError(f"{node_source(user)}: integer constant {n.target} of {user.name} leaves int32")
+        t = Tensor(self.fresh(f"{user.name}_{n.name}"), tuple(data.shape), dtype, 1.0, 0)
+        self.graph.add_tensor(t, data)
+        self._raw[n] = t.name
         return t
 
     def unused_input(self, placeholder: Node) -> Tensor:

@@ -53,17 +53,24 @@ def build_table_int16_plan(
        coarser zooms first;
 
     and, when none reaches the bound, the most accurate -- where a costlier form must cut the max
-    error by 10 % over the best cheaper one.  Tiers 2 and 3 are skipped when one table errs by more
+    error by 10 % over the best cheaper one.  An f that jumps across the output range between two
+    adjacent codes inside the range (an interior pole: tan beyond +-pi/2) is refused first: no term
+    can step by more than 32767 between entries.  Tiers 2 and 3 are skipped when one table errs by more
     than 64 LSB (a singularity: only tiling helps there).  A candidate counts only if it is
     exact-checked on every code: no int32 overflow, TOSA's REQUIREs hold, and its output never steps
     against f (monotone where f is).  Zero points are 0 (int16 activations are symmetric).
 
     Raises:
-        QuantizationError: ``out_scale`` is not a positive finite number; else as
-            :func:`build_table_int16` (the one-table form is always built).
+        QuantizationError: ``out_scale`` is not a positive finite number; f jumps by more than
+            :data:`JUMP_LSB` between adjacent codes (:func:`_refuse_jumps`);
+            else as :func:`build_table_int16` (the one-table form is always built).
     """
     _check_out_scale(out_scale)  # before the tiled fallback, which would divide by it
     codes = np.arange(-32768, 32768, dtype=np.int64)
+    with np.errstate(all="ignore"):
+        exact = np.clip(_eval_f64(f, _clip_to_domain(codes * np.float64(in_scale), domain)) / np.float64(out_scale),
+                        -32768.0, 32767.0)
+    _refuse_jumps(exact, in_scale, out_scale)  # no form follows a jump across the whole output range
     try:
         y, _ = _table16_target(f, in_scale, out_scale, domain)  # every code and the virtual +32768
     except QuantizationError as steep:  # f jumps more than a table slope: only a tiled plan can follow
@@ -121,6 +128,26 @@ def build_table_int16_plan(
     if chosen is not None:
         return chosen
     return most_accurate(scored)  # none within 1 LSB
+
+
+#: Adjacent input codes whose exact outputs differ by more than this (output LSB) are a jump no int16
+#: table term can take (TOSA TABLE's REQUIRE: adjacent entries differ by at most 32767).
+JUMP_LSB = 32767.0
+
+
+def _refuse_jumps(target: np.ndarray, in_scale: float, out_scale: float) -> None:
+    """Raise when the exact outputs (``target``, output LSB at every code, clipped to int16) jump by more
+    than :data:`JUMP_LSB` between two adjacent input codes inside the range: a pole or discontinuity of f
+    (tan at +-pi/2 on an input grid wider than +-1.57), which no plan follows within 1 LSB."""
+    step = np.abs(np.diff(target))
+    at = np.flatnonzero(step > JUMP_LSB)
+    if at.size:
+        c = int(at[0]) - 32768
+        raise QuantizationError(
+            f"f jumps by {step[at[0]]:.0f} output LSB between input codes {c} and {c + 1} (x = "
+            f"{c * in_scale:.6g} .. {(c + 1) * in_scale:.6g}, output scale {out_scale:.3g}): a pole or discontinuity "
+            f"inside the input range ({at.size} such step{'s' if at.size > 1 else ''}), which no int16 table follows; "
+            "keep the op's input range on one side of it")
 
 
 def most_accurate(scored: list[tuple[float, Table16Plan]]) -> Table16Plan:

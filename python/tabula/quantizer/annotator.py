@@ -88,9 +88,9 @@ SCHEMES: dict[str, Scheme] = {
 }
 
 
-from .schemes import SCHEME_NAMES  # noqa: E402
+from .schemes import MIXED, SCHEME_NAMES  # noqa: E402
 
-assert tuple(SCHEMES) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantizer/schemes.py in step"
+assert tuple(SCHEMES) + (MIXED,) == SCHEME_NAMES, "keep SCHEME_NAMES in tabula/quantizer/schemes.py in step"
 
 
 def supported() -> list[str]:
@@ -150,6 +150,12 @@ def check_supported(gm: GraphModule, scheme: str | None = None) -> None:
 def _is_activation(a) -> bool:
     """An FX value the device computes (not a constant ``get_attr``, not a Python scalar)."""
     return isinstance(a, Node) and a.op != "get_attr"
+
+
+def _is_float(a) -> bool:
+    """An FX value holding a float tensor (an activation or a float constant), not a mask or indices."""
+    val = getattr(a, "meta", {}).get("val") if isinstance(a, Node) else None
+    return isinstance(val, torch.Tensor) and val.is_floating_point()
 
 
 # -- observers ------------------------------------------------------------------------------------
@@ -253,14 +259,23 @@ class TabulaQuantizer(Quantizer):
     ``table_output``: ``"exact"`` (derived from the image of all input codes) or ``"observed"``.
     ``fuse_activations``: give a conv/linear/add/matmul followed by its only user relu/relu6/hardtanh/clamp
     the activation's output grid (default); ``False`` keeps the producer's own grid (for comparison).
-    ``observer``: ``"auto"`` (default), ``"minmax"`` or ``"histogram"`` (:data:`OBSERVERS`)."""
+    ``observer``: ``"auto"`` (default), ``"minmax"`` or ``"histogram"`` (:data:`OBSERVERS`).
+    ``precision``: per layer, ``"int8"`` or ``"a16w8"`` (a :class:`~tabula.quantizer.precision.PrecisionMap`,
+    or a dict layer owner name -> scheme; layers it does not name take ``scheme``): every node's qspecs
+    are those of its layer's scheme (:mod:`tabula.quantizer.precision`), and a weighted, arithmetic or
+    matmul input those of its producer's, so one tensor keeps one grid."""
 
     def __init__(self, scheme: str = "int8", table_output: str | None = None, fuse_activations: bool = True,
-                 observer: str = "auto") -> None:
+                 observer: str = "auto", precision=None) -> None:
         super().__init__()
+        from .precision import PrecisionMap
+
         self.fuse_activations = bool(fuse_activations)
         if scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+        if precision is not None and not isinstance(precision, PrecisionMap):
+            precision = PrecisionMap(dict(precision), default=scheme)
+        self.precision = precision
         if observer not in OBSERVERS:
             raise ValueError(f"observer must be one of {', '.join(map(repr, OBSERVERS))}, not {observer!r}")
         self.observer = observer
@@ -270,13 +285,17 @@ class TabulaQuantizer(Quantizer):
         if self.table_output not in ("exact", "observed"):
             raise ValueError(f"table_output must be 'exact' or 'observed', not {self.table_output!r}")
 
-    def _act(self, observer=FiniteHistogramObserver, **obs_kwargs) -> QuantizationSpec:
-        """A calibrated activation qspec of this quantizer's scheme and ``observer`` choice."""
-        return _act_qspec(self.scheme, observer, self.min_max_below, **obs_kwargs)
+    def _scheme(self, node) -> Scheme:
+        """The scheme of ``node``'s layer (``precision``), else the quantizer's."""
+        return SCHEMES[self.precision.scheme_of(node)] if self.precision is not None else self.scheme
+
+    def _act(self, node=None, observer=FiniteHistogramObserver, **obs_kwargs) -> QuantizationSpec:
+        """A calibrated activation qspec of ``node``'s scheme (:meth:`_scheme`) and the ``observer`` choice."""
+        return _act_qspec(self._scheme(node), observer, self.min_max_below, **obs_kwargs)
 
     # -- per class ---------------------------------------------------------------------------
     def _table(self, node: Node, name: str) -> QuantizationAnnotation:
-        s = self.scheme
+        s = self._scheme(node)
         x = node.args[0]
         dom = rules.domain_of(name, node.args[1:])
         if dom is not None and dom.fixed:
@@ -286,11 +305,11 @@ class TabulaQuantizer(Quantizer):
                 qscheme=torch.per_tensor_symmetric if s.symmetric else torch.per_tensor_affine,
             )
         elif dom is not None:
-            in_spec = self._act(DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
+            in_spec = self._act(node, DomainHistogramObserver, domain_lo=dom.lo, domain_hi=dom.hi)
         else:
-            in_spec = self._act()
+            in_spec = self._act(node)
         if self.table_output == "observed" or node.meta.get("tabula_table_output") == "observed":
-            out_spec = self._act()
+            out_spec = self._act(node)
         else:
             out_spec = self._exact_table_output(node, name, x, dom)
         return QuantizationAnnotation({x: in_spec}, out_spec, _annotated=True)
@@ -298,7 +317,7 @@ class TabulaQuantizer(Quantizer):
     def _exact_table_output(self, node: Node, name: str, x: Node, dom) -> DerivedQuantizationSpec:
         from ..qmath import table_output_qparams
 
-        s = self.scheme
+        s = self._scheme(node)
         fn = rules.TABLE[name]
         extra, kwargs = tuple(node.args[1:]), dict(node.kwargs)
         domain = (dom.lo, dom.hi) if dom is not None else None
@@ -331,41 +350,44 @@ class TabulaQuantizer(Quantizer):
         return model
 
     def annotate(self, model: GraphModule) -> GraphModule:
-        check_supported(model, self.scheme.name)
-        s = self.scheme
+        check_supported(model, self.scheme.name if self.precision is None else None)
+        if self.precision is not None:
+            self.precision.bind(model)
         for node in model.graph.nodes:
             if node.op != "call_function":
                 continue
             cls = rules.op_class(node.target)
             name = rules.canonical_op(node.target)
             # a producer whose activation is fused has no grid of its own (the activation's output is it)
-            out_spec = None if self._fused(node) is not None else self._act()
+            out_spec = None if self._fused(node) is not None else self._act(node)
             if cls is rules.OpClass.WEIGHTED:
                 ix, iw, _ = rules.WEIGHTED[name]
                 x, w = node.args[ix], node.args[iw]
                 # the bias stays float: the lowering quantizes it per call (see the module docstring)
-                ann = QuantizationAnnotation({x: self._act(), w: _weight_qspec(rules.WEIGHT_AXIS.get(name, 0))}, out_spec,
+                ann = QuantizationAnnotation({x: self._act(x), w: _weight_qspec(rules.WEIGHT_AXIS.get(name, 0))}, out_spec,
                                              _annotated=True)
             elif cls is rules.OpClass.TABLE:
                 ann = self._table(node, name)
             elif cls is rules.OpClass.SHARED and self._fused(node.args[0]) is node:
                 # fused activation: observes its own output, which is the producer's grid too
-                ann = QuantizationAnnotation({}, self._act(), _annotated=True)
+                ann = QuantizationAnnotation({}, self._act(node), _annotated=True)
             elif cls is rules.OpClass.SHARED and rules.own_average_grid(node):
                 # an average: the producer's grid in, its own (calibrated) grid out (rules.AVERAGING)
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
-                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act()},
-                                             self._act(), _annotated=True)
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act(node)},
+                                             self._act(node), _annotated=True)
             elif cls is rules.OpClass.SHARED:
                 x = node.args[rules.SHARED[name]]
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
-                in_spec = SharedQuantizationSpec(x) if producer_annotated else self._act()
+                in_spec = SharedQuantizationSpec(x) if producer_annotated else self._act(node)
                 ann = QuantizationAnnotation({x: in_spec}, SharedQuantizationSpec((x, node)), _annotated=True)
             elif cls is rules.OpClass.JOINING:
-                inputs = [a for a in node.args[rules.JOINING[name]] if isinstance(a, Node)]
+                inputs = [a for a in rules.joined_inputs(node) if _is_float(a)]
+                if not inputs:
+                    continue
                 first = inputs[0]
-                qmap = {first: self._act()}
+                qmap = {first: self._act(node)}
                 for a in inputs[1:]:
                     # the same value joined twice (cat([y, y])) is one input edge: it must keep the
                     # first edge's own spec, not share with itself (PT2E's union-find would loop)
@@ -380,16 +402,33 @@ class TabulaQuantizer(Quantizer):
                 # into the op's int32 domain; div divides by a constant only.  Output: own, or the fused
                 # activation's (out_spec None: an add followed by its only user relu)
                 n_args = 1 if name in ("aten.neg", "aten.div") else 2
-                qmap = {a: self._act() for a in node.args[:n_args] if _is_activation(a)}
+                qmap = {a: self._act(a) for a in node.args[:n_args] if _is_activation(a)}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
             elif cls is rules.OpClass.FIXED_OUTPUT:
-                ann = QuantizationAnnotation({node.args[0]: self._act()}, _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]),
-                                             _annotated=True)
+                s = self._scheme(node)
+                ann = QuantizationAnnotation({node.args[0]: self._act(node)},
+                                             _fixed_qspec(s, rules.FIXED_OUTPUT[name][s.ir_dtype]), _annotated=True)
             elif cls is rules.OpClass.NORMALIZE:
-                ann = QuantizationAnnotation({node.args[rules.NORMALIZE[name]]: self._act()}, self._act(), _annotated=True)
+                ann = QuantizationAnnotation({node.args[rules.NORMALIZE[name]]: self._act(node)}, self._act(node),
+                                             _annotated=True)
             elif cls is rules.OpClass.MATMUL:
-                qmap = {node.args[i]: self._act() for i in rules.MATMUL[name]}
+                qmap = {node.args[i]: self._act(node.args[i]) for i in rules.MATMUL[name]}
                 ann = QuantizationAnnotation(qmap, out_spec, _annotated=True)
+            elif cls is rules.OpClass.COMPARISON:
+                # two activations on one grid (an exact comparison of codes), or one against a number; a mask out
+                acts = [a for a in node.args[:2] if _is_float(a)]
+                if not acts:
+                    continue
+                qmap = {acts[0]: self._act(acts[0])}  # the first operand's dtype (its producer's layer)
+                for a in acts[1:]:
+                    if a not in qmap:
+                        qmap[a] = SharedQuantizationSpec((acts[0], node))
+                ann = QuantizationAnnotation(qmap, None, allow_implicit_sharing=False, _annotated=True)
+            elif cls is rules.OpClass.INDEX:
+                x = node.args[rules.INDEX[name]]
+                producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
+                ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act(x)}, None,
+                                             _annotated=True)
             else:
                 continue
             node.meta[_ANN] = ann
@@ -431,7 +470,7 @@ class TabulaQuantizer(Quantizer):
                 continue
             users = list(node.users)
             if len(users) > 1 or any(u.op == "output" for u in users):
-                node.meta[_ANN] = QuantizationAnnotation(output_qspec=self._act(), _annotated=True)
+                node.meta[_ANN] = QuantizationAnnotation(output_qspec=self._act(node), _annotated=True)
 
     def _fused(self, node) -> Node | None:
         """The activation fused into ``node`` (:func:`tabula.rules.fused_activation`), unless fusion is off."""
@@ -447,7 +486,7 @@ class TabulaQuantizer(Quantizer):
         joined = set()
         for n in model.graph.nodes:
             if n.op == "call_function" and rules.op_class(n.target) is rules.OpClass.JOINING:
-                joined.update(a for a in n.args[rules.JOINING[rules.canonical_op(n.target)]] if isinstance(a, Node))
+                joined.update(rules.joined_inputs(n))
         for n in model.graph.nodes:
             ann = n.meta.get(_ANN)
             if ann is None or n.op != "call_function" or rules.op_class(n.target) is rules.OpClass.JOINING:

@@ -237,3 +237,33 @@ def tosa_bias(r, top, i: int, cout: int) -> str:
         return r.input(top, i, shape=(cout,))
     raise r.unsupported(top, "bias", f"of shape {list(shape)}{'' if r.is_const(top.inputs[i]) else ' (not a constant)'}",
                         f"tabula takes [{cout}], or a constant [1]")
+
+
+#: The IR's mask: TOSA's ``bool_t`` held as int8 0 / 1 (GREATER / GREATER_EQUAL / EQUAL write it, SELECT
+#: reads it; the TOSA export CASTs between the two).
+MASK_DTYPE = "int8"
+
+
+def broadcast_same(op: str, ins: list, allowed: tuple[str, ...]) -> TType:
+    """The contract of a broadcasting binary op on one dtype (MAXIMUM, BITWISE_AND, ...): two inputs of
+    one dtype in ``allowed`` whose shapes broadcast (:func:`broadcast_shape`) -> that dtype, the
+    broadcast shape."""
+    n_inputs(op, ins, 2)
+    a, b = ins
+    need(a.dtype == b.dtype and a.dtype in allowed, op,
+         f"dtypes must be one of {'/'.join(allowed)}, both alike (got {a.dtype}, {b.dtype})")
+    return TType(broadcast_shape(op, a.shape, b.shape), a.dtype)
+
+
+def comparison(op: str, ins: list) -> TType:
+    """The contract of GREATER / GREATER_EQUAL / EQUAL (TOSA 1.0: int32 only): two int32 inputs whose
+    shapes broadcast -> the mask (:data:`MASK_DTYPE`) of the broadcast shape."""
+    return TType(broadcast_same(op, ins, ("int32",)).shape, MASK_DTYPE)
+
+
+def bcast_run(contract: Callable[[list[TType], dict], TType], inputs: list[np.ndarray], attrs: dict, fn) -> np.ndarray:
+    """A broadcasting binary reference: the contract checked, ``fn(a, b)`` on int64 copies with NumPy
+    broadcasting (equal ranks: TOSA's), the result as the contract's dtype (C-contiguous)."""
+    out = check_arrays(contract, inputs, attrs)
+    a, b = (np.asarray(v).astype(np.int64) for v in inputs)
+    return np.ascontiguousarray(np.asarray(fn(a, b)).astype(dtypes.get(out.dtype).np))

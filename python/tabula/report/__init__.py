@@ -124,6 +124,13 @@ def check_results(results) -> None:
         for k in ("injected", "retries_by_cause"):
             if link.get(k) is not None and not isinstance(link[k], dict):
                 raise ValueError(f"'link'['{k}'] is a {type(link[k]).__name__}, not an object")
+    prec = results.get("precision")
+    if prec is not None:
+        if not isinstance(prec, dict) or not isinstance(prec.get("layers", []), list):
+            raise ValueError("'precision' is not an object with a list of 'layers'")
+        for i, lay in enumerate(prec.get("layers", [])):
+            if not isinstance(lay, dict) or not isinstance(lay.get("label"), str) or lay.get("scheme") not in ("int8", "a16w8"):
+                raise ValueError(f"'precision'['layers'][{i}] is not a layer choice (label text, scheme int8 or a16w8)")
     warnings = results.get("warnings")
     if warnings is not None and not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
         raise ValueError("'warnings' is not a list of text")
@@ -180,6 +187,7 @@ def print_table(results: dict) -> None:
         for line in npu_lines(results["npu"]):
             print(f"  {line}")
     print_profile(results.get("profile"))
+    print_precision(results.get("precision"))
     groups: dict[tuple, list[dict]] = {}  # the same table at every step of an unrolled recurrence: one line
     for t in results.get("tables") or []:
         key = tuple(t.get(k) for k in ("function", "dtype", "form", "tables", "max_lsb", "mean_lsb"))
@@ -191,6 +199,18 @@ def print_table(results: dict) -> None:
         where = t.get("source", "") if len(rows) == 1 else f"{len(rows)} ops, the first {t.get('source', '')}"
         print(f"  TABLE {t.get('function', '?'):<20} {t.get('dtype', '')}{form}: max {t.get('max_lsb', float('nan')):.3f} "
               f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({where})")
+
+
+def print_precision(precision: dict | None) -> None:
+    """The per-layer lines of a mixed-precision build (``results.json`` ``precision``: the
+    :class:`tabula.quantizer.mixed.Choice` of ``precision.json``): each layer's scheme, estimated
+    instructions int8 / int16 and gain, then the totals the choice was made on."""
+    if not precision:
+        return
+    from ..quantizer.choice import Choice
+
+    for line in Choice.from_json(precision).table().splitlines():
+        print(f"  {line}")
 
 
 def link_summary(link: dict) -> str:

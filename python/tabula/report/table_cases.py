@@ -93,6 +93,50 @@ CASES = [
     Case("aten.pow", -4, 4, args=(2,)),
     Case("aten.pow", -3, 3, args=(3,)),
     Case("aten.pow", 0, 16, args=(0.5,), domain=(0.0, math.inf)),
+    Case("aten.abs", -6, 6),
+    Case("aten.mish", -8, 8),
+    Case("aten.log2", 0, 8),
+    Case("aten.log10", 0, 8),
+]
+
+
+#: The input ranges of the sweep (benchmarks/table_error.py, issue 24): every table op over +-r for each r
+#: (domain-limited ops over [their domain's start, r]), and the asymmetric ranges below.  An int16 grid is
+#: symmetric over max |range|, so an asymmetric range gives the plan of +-max |range| (the sweep shows it).
+SWEEP_RANGES = (0.5, 1, 2, 4, 8, 16, 24, 32, 40, 48, 64)
+SWEEP_ASYMMETRIC = ((-2.0, 40.0), (-40.0, 3.0), (0.0, 64.0), (-0.5, 6.0), (-64.0, 1.0))
+
+
+def sweep_cases(case: Case) -> list[Case]:
+    """``case``'s function over :data:`SWEEP_RANGES` (and, for an op defined everywhere,
+    :data:`SWEEP_ASYMMETRIC`): ``[-r, r]``; a domain-limited op ``[lo, r]`` from its typical range's
+    start (log / sqrt / ... from 0, log1p from -0.9, acosh from 1); none for a fixed grid (asin, acos,
+    atanh: their grid does not depend on calibration)."""
+    if case.fixed_grid:
+        return []
+    one_sided = case.dom is not None or case.lo >= 0
+    out = []
+    for r in SWEEP_RANGES:
+        lo, hi = (case.lo, max(float(r), case.lo + 0.5)) if one_sided else (-float(r), float(r))
+        out.append(Case(case.function, lo, hi, case.args, case.kwargs, case.domain))
+    if not one_sided:
+        out += [Case(case.function, lo, hi, case.args, case.kwargs, case.domain) for lo, hi in SWEEP_ASYMMETRIC]
+    return out
+
+
+#: The worst case of the sweep per int16 form (2026-12-02: every one within 1 LSB), pinned C == Python
+#: == TOSA on every code by tests/qmath/test_table_sweep.py.
+SWEEP_WORST = [
+    Case("aten.softplus", -0.5, 6),          # one table on +-6, 0.9997 LSB: the sweep's worst
+    Case("aten.mish", -0.5, 6),              # one table on +-6, 0.999 (a table op since the ops25 merge)
+    Case("aten.softplus", -4, 4),            # one table, 0.998 LSB
+    Case("aten.expm1", -2, 2),               # one table, 0.998
+    Case("aten.sigmoid", -32, 32),           # zoom2, 0.991
+    Case("aten.gelu", -32, 32),              # zoom2, 0.988
+    Case("aten.silu", -64, 64),              # zoom2 wide, 0.897
+    Case("aten.hardsigmoid", -40, 40),       # ramps, 0.500 (issue 24: "7 LSB after a conv spanning +-40")
+    Case("aten.hardswish", -64, 64),         # ramps + mul, 0.500
+    Case("aten.leaky_relu", -64, 64, args=(0.01,)),  # ramps, 0.500
 ]
 
 

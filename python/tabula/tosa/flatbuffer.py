@@ -91,7 +91,11 @@ class TosaWriter:
 
     # ---- tensors ----------------------------------------------------------------------------------
     def dtype(self, ir_dtype: str):
-        """The TOSA DType of an IR dtype name (int8, int16, int32, int48)."""
+        """The TOSA DType of an IR dtype name (int8, int16, int32, int48), or of ``"bool"``: TOSA's
+        ``bool_t``, which the IR holds as its int8 mask (a mapping's temporaries between a comparison and
+        its CAST, or a CAST and SELECT)."""
+        if ir_dtype == "bool":
+            return self.DType.BOOL
         d = dtypes.get(ir_dtype).name
         return {"int8": self.DType.INT8, "int16": self.DType.INT16, "int32": self.DType.INT32, "int48": self.DType.INT48}[d]
 

@@ -1,4 +1,5 @@
-"""aten.mean over any dims.
+"""aten.mean over any dims, and aten.sum (always on its own grid: the int32 sum and one RESCALE by
+``s_in / s_out``).
 
 Over H and W of a 4-D NCHW tensor: AVG_POOL2D on the NHWC tensor itself (kernel ``[H, W]``), on the
 input's grid (``rules.SHARED``; TOSA's average: the int32 sum of ``x - zp``, ``reciprocal_scale``, one
@@ -17,15 +18,21 @@ import numpy as np
 import torch
 
 from ...errors import LoweringError
-from ...fx import arg, fake_value, node_source
+from ...fx import arg, canonical_op, fake_value, node_source
 from ...ir import Op
 from . import _view1d
 from ._common import device_axis
 
-ATEN = ["aten.mean"]
+ATEN = ["aten.mean", "aten.sum"]
+
+
+def _is_sum(node) -> bool:
+    return canonical_op(node.target) == "aten.sum"
 
 
 def _dims(node, rank: int) -> list[int]:
+    if _is_sum(node) and node.target is torch.ops.aten.sum.default:  # sum(x, dtype=None): every dim
+        return list(range(rank))
     dims = arg(node, 1, "dim", None)
     if dims is None or (not isinstance(dims, int) and len(dims) == 0):
         return list(range(rank))
@@ -34,8 +41,8 @@ def _dims(node, rank: int) -> list[int]:
 
 
 def unsupported(node) -> str | None:
-    """Why this captured mean cannot be lowered (listed before calibration), or None."""
-    dt = arg(node, 3, "dtype", None)
+    """Why this captured mean / sum cannot be lowered (listed before calibration), or None."""
+    dt = node.kwargs.get("dtype") if node.target is torch.ops.aten.sum.default else arg(node, 3, "dtype", None)
     if dt not in (None, torch.float32):
         return f"with dtype={dt} (leave dtype unset)"
     x = fake_value(node.args[0])
@@ -44,10 +51,11 @@ def unsupported(node) -> str | None:
     return None
 
 
-def sum_rescale(ctx, node, x, out, k: int, r: int) -> None:
+def sum_rescale(ctx, node, x, out, k: int, r: int, divide: bool = True) -> None:
     """``out`` = the mean of each of the ``k`` rows of ``r`` consecutive elements of ``x`` (row-major), on
     ``out``'s own grid: RESHAPE to ``[k, r]``, RESCALE to int32 (minus the zero point), REDUCE_SUM, and one
-    RESCALE by ``s_x / (r * s_out)`` (``rules.AVERAGING``: a single rounding, half up)."""
+    RESCALE by ``s_x / (r * s_out)`` (``rules.AVERAGING``: a single rounding, half up); ``divide`` False: the
+    sum itself, ``s_x / s_out``."""
     src = node_source(node)
     rows = ctx.temp(f"{node.name}_rows", (k, r), x.dtype, x.scale, x.zero_point)
     ctx.graph.add_op(Op("RESHAPE", [x.name], [rows.name], {"shape": [k, r]}, src))
@@ -56,7 +64,7 @@ def sum_rescale(ctx, node, x, out, k: int, r: int) -> None:
     total = ctx.temp(f"{node.name}_sum", (k, 1), "int32", x.scale)
     ctx.graph.add_op(Op("REDUCE_SUM", [x32.name], [total.name], {"axis": 1}, src))
     mean = ctx.temp(f"{node.name}_mean", (k, 1), out.dtype, out.scale, out.zero_point)
-    ctx.rescale(total, mean, src, scale=float(x.scale) / (r * float(out.scale)))
+    ctx.rescale(total, mean, src, scale=float(x.scale) / ((r if divide else 1) * float(out.scale)))
     ctx.graph.add_op(Op("RESHAPE", [mean.name], [out.name], {"shape": list(out.shape)}, src))
 
 
@@ -66,7 +74,8 @@ def lower(ctx, node) -> None:
     rank = len(x.shape)
     dims = _dims(node, rank)
     zp = int(x.zero_point)
-    if rank == 4 and dims == [2, 3]:  # pooled in place on NHWC (one grid: rules.own_average_grid)
+    is_sum = _is_sum(node)
+    if rank == 4 and dims == [2, 3] and not is_sum:  # pooled in place on NHWC (one grid: rules.own_average_grid)
         if (x.scale, x.zero_point) != (out.scale, out.zero_point):
             raise LoweringError(f"{src}: mean over H, W shares its input's grid; quantize with tabula.quantize")
         n, h, w, c = x.shape
@@ -86,8 +95,8 @@ def lower(ctx, node) -> None:
     if k * r != int(np.prod(x.shape, dtype=np.int64)):
         raise LoweringError(f"{src}: mean over {dims} of {x.shape}: internal shape error")
     cur = x if perm == list(range(rank)) else _view1d._move(ctx, node, x, perm, "kept_first")
-    if (float(x.scale), int(x.zero_point)) != (float(out.scale), int(out.zero_point)):
-        sum_rescale(ctx, node, cur, out, k, r)
+    if is_sum or (float(x.scale), int(x.zero_point)) != (float(out.scale), int(out.zero_point)):
+        sum_rescale(ctx, node, cur, out, k, r, divide=not is_sum)
         return
     rows = _view1d._reshape(ctx, node, cur, (1, k, r, 1), "rows")
     pooled = ctx.temp(f"{node.name}_pooled", (1, k, 1, 1), x.dtype, x.scale, x.zero_point)

@@ -1,0 +1,14 @@
+"""ARGMAX (int8 / int16 -> int32) -> ``tabula_argmax_<t>``."""
+from ... import dtypes
+from ._reduce import around_axis
+
+OP = "ARGMAX"
+KERNELS = ("tabula_argmax_s8", "tabula_argmax_s16")
+TEMPLATE = "    st = tabula_argmax_{{ sfx }}({{ x }}, {{ outer }}, {{ axis_len }}, {{ inner }}, {{ y }});\n"
+
+
+def context(op, g, ref) -> dict:
+    x = g.tensors[op.inputs[0]]
+    outer, axis_len, inner = around_axis(x.shape, int(op.attrs["axis"]))
+    return dict(x=ref(x.name), y=ref(op.outputs[0]), outer=outer, axis_len=axis_len, inner=inner,
+                sfx=dtypes.get(x.dtype).sfx)

@@ -1,0 +1,10 @@
+"""BITWISE_AND -> ``tabula_bitwise_and_<t>`` (broadcasting, shapes merged at build time)."""
+from ._binary import TEMPLATE, kernels
+from ._binary import context as _context
+
+OP = "BITWISE_AND"
+KERNELS = kernels("bitwise_and", ('int8', 'int16', 'int32'))
+
+
+def context(op, g, ref) -> dict:
+    return _context(op, g, ref, "bitwise_and")

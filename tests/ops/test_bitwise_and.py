@@ -1,0 +1,27 @@
+"""BITWISE_AND: C == reference == numpy '&' on random shapes that broadcast (ranks 1..6, merged as codegen
+merges them and not), every pair of the dtype's extremes; the contract's and the C kernel's refusals."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from elementwise_kernels import check_binary, check_binary_refusals
+from tabula.reference.ops import bitwise_and as spec
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
+def test_random_and_extreme_operands(kernel_lib, rng, dtype):
+    check_binary(kernel_lib, rng, "BITWISE_AND", "bitwise_and", dtype, np.bitwise_and)
+
+
+@pytest.mark.host
+def test_c_refuses_shapes_that_do_not_broadcast(kernel_lib):
+    check_binary_refusals(kernel_lib, "bitwise_and", "int32")
+
+
+def test_contract():
+    with pytest.raises(ValueError, match="broadcast"):
+        spec.run([np.zeros((2, 3), np.int32), np.zeros((3, 2), np.int32)], {})
+    with pytest.raises(ValueError, match="dtypes"):
+        spec.run([np.zeros(3, np.int32), np.zeros(3, np.int64)], {})
