@@ -84,10 +84,11 @@ def generate(op: str, seed: int, out: Path, extra: list[str], special: bool = Tr
     if special:
         ds = out / f"{op}-special"
         config = out / "selection.json"
-        if not config.is_file():
-            ops = [o.lower() for o in T.supported_tosa_ops()]
-            config.write_text(json.dumps({o: {"selection": {"default": {"permutes": ["type"], "maximum": 1, "groups": []}}}
-                                          for o in ops}, indent=1))
+        ops = [o.lower() for o in T.supported_tosa_ops()]
+        text = json.dumps({o: {"selection": {"default": {"permutes": ["type"], "maximum": 1, "groups": []}}} for o in ops},
+                          indent=1)
+        if not config.is_file() or config.read_text() != text:  # an older folder's may lack an op added since
+            config.write_text(text)
         _build([tool, "-o", str(ds), *base, "--test-selection-config", str(config), "--test-selection-criteria", "default"],
                ds, f"{op} (special tests)")
         have = {t.name for t in tests}

@@ -47,10 +47,11 @@ class Block:
         v = np.asarray(values, dtype=np.int64)
         return self.s.addConst([v.size], self.DType.SHAPE, v).name
 
-    def op(self, name, inputs, out_shape, out_dtype, kind, *args):
+    def op(self, name, inputs, out_shape, out_dtype, kind, *args, intermediate=False):
         a = self.ts.TosaSerializerAttribute()
         getattr(a, f"{kind}Attribute")(*args)
-        out = self.s.addOutput(list(out_shape), getattr(self.DType, out_dtype)).name
+        add = self.s.addIntermediate if intermediate else self.s.addOutput
+        out = add(list(out_shape), getattr(self.DType, out_dtype)).name
         self.s.addOperator(getattr(self.Op, name), list(inputs), [out], a)
         return out
 
@@ -98,7 +99,7 @@ def test_an_operator_tabula_lacks_is_named():
     b = Block()
     x = b.input((4,), "INT32")
     b.op("ABS", [x], (4,), "INT32", "Abs")
-    with pytest.raises(T.Unsupported, match=r"^ABS: tabula has no such op \(it reads ADD, AVG_POOL2D, .*, TRANSPOSE\b.*\)$"):
+    with pytest.raises(T.Unsupported, match=r"^ABS: tabula has no such op \(it reads ADD, ARGMAX, AVG_POOL2D, .*, SELECT, .*, TRANSPOSE\b.*\)$"):
         T.read(b.bytes())
 
 
@@ -106,7 +107,48 @@ def test_a_bool_tensor_is_named_with_its_dtype():
     b = Block()
     x, y = b.input((2, 2), "BOOL"), b.input((2, 2), "BOOL")
     b.op("CONCAT", [x, y], (4, 2), "BOOL", "Concat", 0)
-    with pytest.raises(T.Unsupported, match=r"^graph input: input-0 dtype BOOL is not supported \(the IR holds int8, int16, int32 and int48\)$"):
+    with pytest.raises(T.Unsupported, match=r"^CONCAT: input-0 dtype BOOL is not supported \(the IR holds bool only as the "
+                                            r"int8 mask of a comparison's output and SELECT's condition\)$"):
+        T.read(b.bytes())
+
+
+def test_bool_is_the_mask_of_a_comparison_and_a_select_and_the_casts_between_are_aliases(rng):
+    """GREATER's BOOL output (here a block output) and SELECT's BOOL condition (a block input) read as the IR's
+    int8 mask; CAST BOOL -> INT8 -> BOOL between a comparison and SELECT reads as aliases; the graph on tabula's
+    reference equals it on the TOSA reference model."""
+    b = Block()
+    x, y, c = b.input((2, 3), "INT32"), b.input((1, 3), "INT32"), b.input((2, 1), "BOOL")
+    gt = b.op("GREATER", [x, y], (2, 3), "BOOL", "Greater")  # a block output
+    m8 = b.op("CAST", [gt], (2, 3), "INT8", "Cast", intermediate=True)
+    back = b.op("CAST", [m8], (2, 3), "BOOL", "Cast", intermediate=True)
+    sel = b.op("SELECT", [back, x, y], (2, 3), "INT32", "Select", intermediate=True)
+    b.op("SELECT", [c, sel, b.const(np.zeros((1, 1)), "INT32")], (2, 3), "INT32", "Select")
+    fb = b.bytes()
+    g = T.read(fb)
+    assert [o.op for o in g.ops] == ["GREATER", "SELECT", "SELECT"]
+    assert g.tensors[g.inputs[2]].dtype == "int8" and g.tensors[g.outputs[0]].dtype == "int8"
+    ins = [rng.integers(-3, 3, (2, 3)).astype(np.int32), rng.integers(-3, 3, (1, 3)).astype(np.int32), np.array([[1], [0]], np.int8)]
+    mine = run_graph(g, ins)
+    theirs = T.run(fb, [ins[0], ins[1], ins[2].astype(bool)])
+    for a, t in zip(mine, theirs):
+        np.testing.assert_array_equal(a, np.asarray(t).astype(a.dtype).reshape(a.shape))
+
+
+def test_casts_and_bool_operands_tabula_lacks_are_named():
+    b = Block()
+    x = b.input((4,), "INT8")
+    b.op("CAST", [x], (4,), "INT16", "Cast")
+    with pytest.raises(T.Unsupported, match=r"^CAST: INT8 -> INT16 \(tabula reads CAST only between BOOL and its int8 mask\)$"):
+        T.read(b.bytes())
+    b = Block()
+    x = b.input((4,), "INT8")
+    b.op("CAST", [x], (4,), "BOOL", "Cast")  # a block output: not SELECT's condition
+    with pytest.raises(T.Unsupported, match=r"^CAST: INT8 -> BOOL of a tensor that is not a mask"):
+        T.read(b.bytes())
+    b = Block()
+    c, x = b.input((4,), "BOOL"), b.input((4,), "BOOL")
+    b.op("SELECT", [c, x, x], (4,), "BOOL", "Select")
+    with pytest.raises(T.Unsupported, match=r"^SELECT: input-1 dtype BOOL is not supported"):
         T.read(b.bytes())
 
 

@@ -263,7 +263,8 @@ def comparison(op: str, ins: list) -> TType:
 
 def bcast_run(contract: Callable[[list[TType], dict], TType], inputs: list[np.ndarray], attrs: dict, fn) -> np.ndarray:
     """A broadcasting binary reference: the contract checked, ``fn(a, b)`` on int64 copies with NumPy
-    broadcasting (equal ranks: TOSA's), the result as the contract's dtype (C-contiguous)."""
+    broadcasting (equal ranks: TOSA's), the result as the contract's dtype and shape (C-contiguous; rank 0
+    stays rank 0, which ``np.ascontiguousarray`` alone makes ``(1,)``)."""
     out = check_arrays(contract, inputs, attrs)
     a, b = (np.asarray(v).astype(np.int64) for v in inputs)
-    return np.ascontiguousarray(np.asarray(fn(a, b)).astype(dtypes.get(out.dtype).np))
+    return np.ascontiguousarray(np.asarray(fn(a, b)).astype(dtypes.get(out.dtype).np)).reshape(out.shape)

@@ -57,6 +57,54 @@ def _transpose_conv2d(lib, ins, a):
     return out
 
 
+def _bcast(kernel: str) -> Call:
+    """A broadcasting binary kernel of issue 25 (``tabula_<kernel>_<sfx>(a, a_shape, b, b_shape, rank, out)``:
+    MAXIMUM, the comparisons, the bitwise ops, LOGICAL_LEFT_SHIFT), the shapes merged as codegen merges them
+    (rank 0 is one element)."""
+    from ..codegen.ops._broadcast import collapse
+
+    def call(lib, ins, a):
+        x, y = (np.ascontiguousarray(v) for v in ins)
+        sa, sb = collapse(x.shape, y.shape)
+        out = np.empty(np.broadcast_shapes(x.shape, y.shape), dtypes.get(a["output_dtype"]).np)
+        lib.call(f"tabula_{kernel}_{dtypes.of(x).sfx}", x, sa, y, sb, len(sa), out)
+        return out
+    return call
+
+
+def _select(lib, ins, a):
+    c, x, y = (np.ascontiguousarray(v) for v in ins)
+    shapes = [list(v.shape) or [1] for v in (c, x, y)]
+    out = np.empty(np.broadcast_shapes(c.shape, x.shape, y.shape), x.dtype)
+    lib.call("tabula_select", c, shapes[0], x, shapes[1], y, shapes[2], len(shapes[0]), x.itemsize, out)
+    return out
+
+
+def _around(shape, axis: int) -> tuple[int, int, int]:
+    """``(outer, axis_len, inner)``: the dims before ``axis``, its length, the dims after it."""
+    shape = [int(d) for d in shape]
+    return int(np.prod(shape[:axis], dtype=np.int64)), shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+
+
+def _reverse(lib, ins, a):
+    x = np.ascontiguousarray(ins[0])
+    outer, n, inner = _around(x.shape, int(a["axis"]))
+    out = np.empty(x.shape, x.dtype)
+    lib.call("tabula_reverse", x, outer, n, inner * x.itemsize, out)
+    return out
+
+
+def _reduce(kernel: str) -> Call:
+    """``tabula_<kernel>_<sfx>(x, outer, axis_len, inner, out)`` (REDUCE_MIN; ARGMAX, int32 out)."""
+    def call(lib, ins, a):
+        x = np.ascontiguousarray(ins[0])
+        outer, n, inner = _around(x.shape, int(a["axis"]))
+        out = np.empty(outer * inner, dtypes.get(a["output_dtype"]).np)
+        lib.call(f"tabula_{kernel}_{dtypes.of(x).sfx}", x, outer, n, inner, out)
+        return out
+    return call
+
+
 #: IR op -> its kernel call: ``call(lib, input arrays, attrs + output_dtype) -> output array``.
 CALLS: dict[str, Call] = {
     "ADD": _binary("add"),
@@ -88,6 +136,19 @@ CALLS: dict[str, Call] = {
     "TILE": lambda lib, ins, a: lib.tile(ins[0], list(a["multiples"])),
     "TRANSPOSE": lambda lib, ins, a: lib.transpose(ins[0], list(a["perms"])),
     "TRANSPOSE_CONV2D": _transpose_conv2d,
+    "MAXIMUM": _bcast("maximum"),
+    "MINIMUM": _bcast("minimum"),
+    "GREATER": _bcast("greater"),
+    "GREATER_EQUAL": _bcast("greater_equal"),
+    "EQUAL": _bcast("equal"),
+    "BITWISE_AND": _bcast("bitwise_and"),
+    "BITWISE_OR": _bcast("bitwise_or"),
+    "BITWISE_XOR": _bcast("bitwise_xor"),
+    "LOGICAL_LEFT_SHIFT": _bcast("logical_left_shift"),
+    "SELECT": _select,
+    "REVERSE": _reverse,
+    "REDUCE_MIN": _reduce("reduce_min"),
+    "ARGMAX": _reduce("argmax"),
 }
 
 

@@ -4,13 +4,18 @@ This module is the generic driver, as :mod:`tabula.tosa.flatbuffer` is for the e
 flatbuffer (tosa-tools' generated ``tosa`` classes), checks the version (TOSA 1.0.x) and that there is
 one region with one basic block (no control flow), makes the block inputs the graph inputs and the block
 outputs the graph outputs (in block order), keeps ``CONST`` / ``CONST_SHAPE`` values aside, reads
-``IDENTITY`` as an alias, and hands every other operator to the spec whose ``OP`` it names
+``IDENTITY`` as an alias and ``CAST`` between ``BOOL`` and the IR's int8 mask as one
+(:meth:`TosaReader.cast`), and hands every other operator to the spec whose ``OP`` it names
 (:mod:`tabula.reference.ops`: ``from_tosa(r, top)``, beside that op's ``tosa``).  A spec reads its
 operator through the :class:`TosaReader` ``r``: TOSA 1.0 operands that are IR attributes (zero points,
 multipliers, shifts, shapes) must be constants and become attributes; the others become IR tensors
 (an IR constant for a ``CONST``).  Last, every spec's ``fold_tosa(g)`` (FULLY_CONNECTED: the RESHAPE,
 CONV2D 1x1, RESHAPE its export writes) turns an op's expansion back into the op, and the graph is checked
 with :func:`tabula.ir.verify`.
+
+TOSA's ``BOOL`` is the IR's mask (int8 0 / 1, :data:`MASK_DTYPE`) where a spec reads or writes one -- a
+comparison's output, SELECT's condition (``mask=True`` of :meth:`TosaReader.input` and
+:meth:`TosaReader.emit`); elsewhere a ``BOOL`` operand is unsupported.
 
 What tabula does not implement -- an operator without a spec, a dtype outside int8/int16/int32/int48,
 an attribute value such as RESCALE's ``DOUBLE_ROUND`` or unsigned types, a variant outside an op's
@@ -31,8 +36,11 @@ from .. import dtypes
 from ..errors import IRError, MissingFileError, TabulaError
 from ..ir import Graph, Op, Tensor, verify
 
-#: TOSA DType name -> IR dtype name (the types the IR holds; BOOL, INT4, floats and the rest are unsupported).
+#: TOSA DType name -> IR dtype name (the types the IR holds; BOOL only as the mask where a spec says so, INT4,
+#: floats and the rest are unsupported).
 IR_DTYPES = {"INT8": "int8", "INT16": "int16", "INT32": "int32", "INT48": "int48"}
+#: The IR dtype of a TOSA ``BOOL`` read as the mask (0 / 1: :data:`tabula.reference._checks.MASK_DTYPE`).
+MASK_DTYPE = "int8"
 
 #: Attribute fields whose value is a TOSA enum: field -> enum module of the ``tosa`` package.
 _ENUM_FIELDS = {"AccType": "DType", "RoundingMode": "RoundingMode", "Mode": "ResizeMode", "NanMode": "NanPropagationMode"}
@@ -159,6 +167,8 @@ class TosaReader:
         self._ir: dict[str, str] = {}  # TOSA tensor -> IR tensor
         self._ir_consts: dict[tuple[str, tuple[int, ...]], str] = {}
         self._used: set[str] = set()
+        self._masks: set[str] = set()  # IR tensors holding a TOSA BOOL as the mask (0 / 1 by construction)
+        self._readers: dict[str, list[tuple[str, int]]] = {}  # TOSA tensor -> (operator, operand index) reading it
 
     # ---- names and types ------------------------------------------------------------------------
     def _new_name(self, tosa_name: str) -> str:
@@ -179,12 +189,17 @@ class TosaReader:
         t = self._tensors[name]
         return t.shape, t.dtype
 
-    def ir_dtype(self, top: TosaOperator, name: str, what: str = "") -> str:
-        """The IR dtype of TOSA tensor ``name`` (an operand of ``top``); :class:`Unsupported` for a type the
-        IR does not hold (BOOL, INT4, floats, ...)."""
+    def ir_dtype(self, top: TosaOperator, name: str, what: str = "", mask: bool = False) -> str:
+        """The IR dtype of TOSA tensor ``name`` (an operand of ``top``); ``mask``: a BOOL is the IR's int8 mask
+        (:data:`MASK_DTYPE`).  :class:`Unsupported` for a type the IR does not hold (BOOL elsewhere, INT4,
+        floats, ...)."""
         dt = self.tosa_tensor(name)[1]
+        if dt == "BOOL" and mask:
+            return MASK_DTYPE
         if dt not in IR_DTYPES:
-            raise Unsupported(top.op, f"{what or name} dtype", dt, "the IR holds int8, int16, int32 and int48")
+            why = ("the IR holds bool only as the int8 mask of a comparison's output and SELECT's condition" if dt == "BOOL"
+                   else "the IR holds int8, int16, int32 and int48")
+            raise Unsupported(top.op, f"{what or name} dtype", dt, why)
         return IR_DTYPES[dt]
 
     def unsupported(self, top: TosaOperator, attribute: str, value, why: str = "") -> Unsupported:
@@ -216,13 +231,14 @@ class TosaReader:
         """The values of a CONST_SHAPE operand (TOSA 1.0 ``shape_t``: SLICE's start, TILE's multiples, ...)."""
         return [int(v) for v in self.const(top, i, what).reshape(-1)]
 
-    def input(self, top: TosaOperator, i: int, shape=None) -> str:
+    def input(self, top: TosaOperator, i: int, shape=None, mask: bool = False) -> str:
         """The IR tensor of operand ``i`` of ``top``: a constant becomes an IR constant (once per ``shape``:
         its own unless given, e.g. a ``[1]`` bias broadcast to ``[Cout]``); any other tensor must have been
-        produced already (a graph input or an earlier operator's output)."""
+        produced already (a graph input or an earlier operator's output).  ``mask``: the operand may be a
+        BOOL, read as the IR's int8 mask (SELECT's condition)."""
         name = top.inputs[i]
         if name in self._consts:
-            dt = self.ir_dtype(top, name)
+            dt = self.ir_dtype(top, name, mask=mask)
             values = self._consts[name]
             shp = tuple(int(d) for d in (values.shape if shape is None else shape))
             key = (name, shp)
@@ -231,26 +247,28 @@ class TosaReader:
                 data = np.broadcast_to(values, shp) if shape is not None else values
                 self.g.add_tensor(Tensor(ir_name, shp, dt), np.ascontiguousarray(data).astype(dtypes.get(dt).np))
                 self._ir_consts[key] = ir_name
+                if self.tosa_tensor(name)[1] == "BOOL":
+                    self._masks.add(ir_name)
             return self._ir_consts[key]
         if name not in self._ir:
             raise IRError(f"{top.op} ({top.source}): operand {name!r} is produced by no earlier operator")
-        self.ir_dtype(top, name)
+        self.ir_dtype(top, name, mask=mask)
         return self._ir[name]
 
     # ---- emitting -------------------------------------------------------------------------------
     def emit(self, op: str, top: TosaOperator, inputs: list[str], attrs: dict | None = None, out: int = 0,
-             shape=None) -> Op:
+             shape=None, mask: bool = False) -> Op:
         """Append IR op ``op`` reading IR tensors ``inputs`` with ``attrs``; its output is TOSA output
         ``out`` of ``top`` (that tensor's shape and dtype) or, given ``shape``, a new intermediate IR tensor of
         that shape and the output's dtype (a mapping of one TOSA operator to several IR ops, e.g. RESIZE then
-        SLICE).  The op's contract is checked here: a ValueError of the spec becomes :class:`Unsupported`
-        (the variant is outside tabula's contract), and an output type the contract does not give is an
-        IRError."""
+        SLICE).  ``mask``: the output may be a BOOL, written as the IR's int8 mask (a comparison).  The op's
+        contract is checked here: a ValueError of the spec becomes :class:`Unsupported` (the variant is outside
+        tabula's contract), and an output type the contract does not give is an IRError."""
         from ..reference.ops import specs
 
         attrs = dict(attrs or {})
         tosa_out = top.outputs[out]
-        dt = self.ir_dtype(top, tosa_out, "output")
+        dt = self.ir_dtype(top, tosa_out, "output", mask=mask)
         bound = shape is None  # the TOSA output itself, or an intermediate of the mapping
         shape = tuple(self.tosa_tensor(tosa_out)[0] if bound else (int(d) for d in shape))
         spec = specs()[op]
@@ -266,11 +284,34 @@ class TosaReader:
         self.g.add_tensor(Tensor(name, shape, dt))
         if bound:
             self._ir[tosa_out] = name
+            if self.tosa_tensor(tosa_out)[1] == "BOOL":
+                self._masks.add(name)
         return self.g.add_op(Op(op, list(inputs), [name], attrs, top.source))
 
     def alias(self, tosa_name: str, ir_name: str) -> None:
         """Make TOSA tensor ``tosa_name`` stand for IR tensor ``ir_name`` (IDENTITY)."""
         self._ir[tosa_name] = ir_name
+
+    def cast(self, top: TosaOperator) -> None:
+        """TOSA 1.0 CAST where it is the IR's mask already, an alias: BOOL -> INT8 (the mask's codes are the
+        bool's 0 / 1), and INT8 -> BOOL of a mask (what the export writes before SELECT) or of a tensor only
+        SELECT conditions read (SELECT takes any non-zero code as true, as CAST does).  Every other CAST is
+        :class:`Unsupported`: tabula has no CAST op."""
+        (x,), (y,) = top.inputs, top.outputs
+        src, dst = self.tosa_tensor(x)[1], self.tosa_tensor(y)[1]
+        if (src, dst) == ("BOOL", "INT8"):
+            self.alias(y, self.input(top, 0, mask=True))
+            return
+        if (src, dst) == ("INT8", "BOOL"):
+            ir = self.input(top, 0)
+            readers = self._readers.get(y, [])
+            if ir in self._masks or (readers and y not in self.block_outputs
+                                     and all(op == "SELECT" and i == 0 for op, i in readers)):
+                self.alias(y, ir)
+                return
+            raise Unsupported(top.op, "", "INT8 -> BOOL of a tensor that is not a mask",
+                              "tabula reads it where a comparison wrote the int8, or where only SELECT conditions read the bool")
+        raise Unsupported(top.op, "", f"{src} -> {dst}", "tabula reads CAST only between BOOL and its int8 mask")
 
     # ---- the block ------------------------------------------------------------------------------
     def _attrs(self, o, kind: str) -> dict:
@@ -316,14 +357,20 @@ class TosaReader:
         table = specs()
         readers = {name: s for name, s in table.items() if callable(getattr(s, "from_tosa", None))}
         g = self.g
+        tops = list(self.operators())
+        for top in tops:
+            for i, n in enumerate(top.inputs):
+                self._readers.setdefault(n, []).append((top.op, i))
         for n in self.block_inputs:
-            shape, _ = self.tosa_tensor(n)
-            dt = self.ir_dtype(TosaOperator("graph input", [], []), n, n)
+            shape, tdt = self.tosa_tensor(n)
+            dt = self.ir_dtype(TosaOperator("graph input", [], []), n, n, mask=True)  # a BOOL: the reading op decides
             ir_name = self._new_name(n)
             g.add_tensor(Tensor(ir_name, tuple(shape), dt))
             g.inputs.append(ir_name)
             self._ir[n] = ir_name
-        for top in self.operators():
+            if tdt == "BOOL":
+                self._masks.add(ir_name)
+        for top in tops:
             if top.op in ("CONST", "CONST_SHAPE"):
                 (out,) = top.outputs
                 shape, dt = self.tosa_tensor(out)
@@ -332,7 +379,9 @@ class TosaReader:
                     raise Unsupported(top.op, "data", f"of {out} absent", "tabula reads constants stored in the flatbuffer")
                 self._consts[out] = _decode(t.data, dt, shape, out)
             elif top.op == "IDENTITY":
-                self.alias(top.outputs[0], self.input(top, 0))
+                self.alias(top.outputs[0], self.input(top, 0, mask=self.tosa_tensor(top.inputs[0])[1] == "BOOL"))
+            elif top.op == "CAST":
+                self.cast(top)
             elif top.op in readers:
                 readers[top.op].from_tosa(self, top)
             else:

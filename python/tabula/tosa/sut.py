@@ -197,11 +197,13 @@ class PreparedTest:
         return dict(zip(self._reader.block_outputs, outs))
 
     def write(self, outputs: dict[str, np.ndarray]) -> list[Path]:
-        """Write each output as the ``ofm_file`` the test names for it; returns the paths."""
+        """Write each output as the ``ofm_file`` the test names for it (a TOSA ``BOOL`` output, the IR's int8
+        mask, as numpy bool); returns the paths."""
         paths = []
         for name, f in zip(self.desc["ofm_name"], self.desc["ofm_file"]):
             p = self.dir / f
-            np.save(p, outputs[name])
+            y = outputs[name]
+            np.save(p, y.astype(bool) if self._reader.tosa_tensor(name)[1] == "BOOL" else y)
             paths.append(p)
         return paths
 
