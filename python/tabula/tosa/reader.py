@@ -35,12 +35,11 @@ import numpy as np
 from .. import dtypes
 from ..errors import IRError, MissingFileError, TabulaError
 from ..ir import Graph, Op, Tensor, verify
+from ..reference._checks import MASK_DTYPE  # the IR dtype of a TOSA BOOL read as the mask (0 / 1)
 
 #: TOSA DType name -> IR dtype name (the types the IR holds; BOOL only as the mask where a spec says so, INT4,
 #: floats and the rest are unsupported).
 IR_DTYPES = {"INT8": "int8", "INT16": "int16", "INT32": "int32", "INT48": "int48"}
-#: The IR dtype of a TOSA ``BOOL`` read as the mask (0 / 1: :data:`tabula.reference._checks.MASK_DTYPE`).
-MASK_DTYPE = "int8"
 
 #: Attribute fields whose value is a TOSA enum: field -> enum module of the ``tosa`` package.
 _ENUM_FIELDS = {"AccType": "DType", "RoundingMode": "RoundingMode", "Mode": "ResizeMode", "NanMode": "NanPropagationMode"}
