@@ -85,6 +85,13 @@ def kernel_lib(tmp_path_factory):
     return kl.KernelLib(kl.build(tmp_path_factory.mktemp("kernels")))
 
 
+@pytest.fixture(scope="session")
+def tabula_seed() -> int:
+    """TABULA_SEED, for a test that hands the seed to a tool (``from conftest import`` may find
+    tests/npu/conftest.py instead when the whole suite runs)."""
+    return TABULA_SEED
+
+
 @pytest.fixture
 def rng(request):
     """A numpy Generator seeded from TABULA_SEED and the test id (independent of test order)."""

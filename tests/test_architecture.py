@@ -26,7 +26,8 @@ SPEC_FACTS = {"contract": "contract", "run": "reference run", "macs": "MAC count
 def op_fact_problems(spec_map: dict, emitters: dict, kernel_names: set,
                      tests_dirs: tuple[Path, ...] = (ROOT / "tests" / "ops",)) -> list[str]:
     """Every missing fact of every IR op, one line each naming the op and the fact: its spec's contract,
-    reference run, MAC count, accumulator bound (a function, or ``bound = None`` declared), TOSA mapping;
+    reference run, MAC count, accumulator bound (a function, or ``bound = None`` declared), TOSA mapping and
+    reader (``from_tosa``, or ``from_tosa = None`` with a ``fold_tosa``);
     a codegen entry named like the spec; kernels in the manifest; ``test_<op>.py`` in ``tests_dirs``."""
     problems = []
     for name, spec in sorted(spec_map.items()):
@@ -34,6 +35,10 @@ def op_fact_problems(spec_map: dict, emitters: dict, kernel_names: set,
         for attr, fact in SPEC_FACTS.items():
             if not callable(getattr(spec, attr, None)):
                 problems.append(f"{name}: no {fact} ({attr} in python/tabula/reference/ops/{stem}.py)")
+        if not callable(getattr(spec, "from_tosa", None)) and not (
+                getattr(spec, "from_tosa", 0) is None and callable(getattr(spec, "fold_tosa", None))):
+            problems.append(f"{name}: no TOSA reader (from_tosa in python/tabula/reference/ops/{stem}.py; for an op "
+                            "that is no TOSA operator, from_tosa = None and a fold_tosa)")
         if not hasattr(spec, "bound"):
             problems.append(f"{name}: no accumulator bound (bound in python/tabula/reference/ops/{stem}.py; "
                             "declare bound = None for an op without an accumulator)")
@@ -74,7 +79,7 @@ def _dummy_op(tests_dir: Path):
 
     spec = types.ModuleType("tabula.reference.ops.dummy")
     spec.OP = "DUMMY"
-    spec.contract = spec.run = spec.macs = spec.tosa = lambda *a: None
+    spec.contract = spec.run = spec.macs = spec.tosa = spec.from_tosa = lambda *a: None
     spec.bound = None
     em = types.ModuleType("tabula.codegen.ops.dummy")
     em.TEMPLATE, em.context, em.KERNELS = "", lambda *a: {}, ()
@@ -84,7 +89,8 @@ def _dummy_op(tests_dir: Path):
 
 @pytest.mark.parametrize("fact,named", [("contract", "no contract"), ("run", "no reference run"),
                                         ("macs", "no MAC count"), ("bound", "no accumulator bound"),
-                                        ("tosa", "no TOSA mapping"), ("codegen", "no codegen entry"),
+                                        ("tosa", "no TOSA mapping"), ("from_tosa", "no TOSA reader"),
+                                        ("codegen", "no codegen entry"),
                                         ("kernel", "not in the manifest"), ("test", "no test")])
 def test_the_architecture_check_names_each_missing_fact_of_a_new_op(monkeypatch, tmp_path, fact, named):
     """A dummy op registered in the spec registry (monkeypatched) with every fact passes the check;
@@ -98,7 +104,7 @@ def test_the_architecture_check_names_each_missing_fact_of_a_new_op(monkeypatch,
     kernels = set(manifest.names())
     tests_dirs = (ROOT / "tests" / "ops", tmp_path)  # the dummy's test file is in tmp_path
     assert op_fact_problems(specs(), emitters, kernels, tests_dirs) == []  # complete: nothing to say
-    if fact in ("contract", "run", "macs", "bound", "tosa"):
+    if fact in ("contract", "run", "macs", "bound", "tosa", "from_tosa"):
         delattr(spec, fact)
     elif fact == "codegen":
         del emitters["DUMMY"]

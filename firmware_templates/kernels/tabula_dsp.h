@@ -72,6 +72,26 @@ static inline int32_t tabula_dsp_k2(int32_t zp)
     return (int32_t)(k | (k << 16));
 }
 
+/* The 4-channel blocks of the DSP paths (tabula_dsp_fc_quad, tabula_dw_dsp_quad, tabula_dsp_conv_block):
+ * their accumulators a[0..3] start at the bias of channels o .. o + 3 (0 without one), are kept in the
+ * registers a0 .. a3 across the loop and written back.  (Macros: as inline functions the kernels compile
+ * differently.) */
+#define TABULA_DSP_BIAS4(a, bias, o)                                                                      \
+    do {                                                                                                  \
+        (a)[0] = (bias) ? (bias)[o] : 0;                                                                  \
+        (a)[1] = (bias) ? (bias)[(o) + 1] : 0;                                                            \
+        (a)[2] = (bias) ? (bias)[(o) + 2] : 0;                                                            \
+        (a)[3] = (bias) ? (bias)[(o) + 3] : 0;                                                            \
+    } while (0)
+
+#define TABULA_DSP_PUT4(a, a0, a1, a2, a3)                                                                \
+    do {                                                                                                  \
+        (a)[0] = (a0);                                                                                    \
+        (a)[1] = (a1);                                                                                    \
+        (a)[2] = (a2);                                                                                    \
+        (a)[3] = (a3);                                                                                    \
+    } while (0)
+
 /* The DSP paths' store: tabula_store_acc32's, with ge33 (every shift >= 33) and the block's absence
  * tested first, a function of its own as the DSP stores were (so they compile as they did). */
 static inline void tabula_dsp_store_acc32(const tabula_requant *rq, int32_t ge33, int32_t zp, int32_t lo, int32_t hi,

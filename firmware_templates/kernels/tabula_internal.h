@@ -91,6 +91,18 @@ static inline int tabula_conv_window_ok(const tabula_window *win)
            && win->pad_left >= 0;
 }
 
+/* The fields of a checked window in the caller's int32_t locals n, h, w, c (the input), oh, ow (the
+ * output), kh, kw (the kernel), sy, sx (the stride), dy, dx (the dilation), pt, pl (the padding): the
+ * portable loops of CONV2D and DEPTHWISE_CONV2D keep them in registers (read as win->..., each would be
+ * loaded again after every output store, which may alias the window). */
+#define TABULA_WINDOW_LOCALS(win)                                                                         \
+    do {                                                                                                  \
+        n = (win)->n; h = (win)->h; w = (win)->w; c = (win)->c;                                           \
+        oh = (win)->out_h; ow = (win)->out_w; kh = (win)->kernel_h; kw = (win)->kernel_w;                 \
+        sy = (win)->stride_y; sx = (win)->stride_x; dy = (win)->dilation_y; dx = (win)->dilation_x;       \
+        pt = (win)->pad_top; pl = (win)->pad_left;                                                        \
+    } while (0)
+
 /* ---- ISA paths: the kernels' Helium (tabula_mve.h, fully_connected/tabula_gemm_s8_mve.h) and DSP
  * (tabula_dsp.h, <family>/tabula_<op>_dsp.h) paths, each beside its portable path in the one function.
  * -DTABULA_PORTABLE_ONLY=1 compiles neither; -DTABULA_NO_ASM=1 keeps them but replaces every inline

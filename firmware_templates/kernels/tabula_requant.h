@@ -58,6 +58,14 @@ static inline int tabula_requant_ok(const tabula_requant *rq, int32_t out_c, int
     return 1;
 }
 
+/* A kernel's requant argument refused for an output of type T: a block (NULL: the accumulators are
+ * written) that fails tabula_requant_ok for T -- int8_t (an int32 accumulator through apply_scale_32:
+ * multipliers below 2^31) or int16_t (an int48 accumulator through apply_scale_16: below 2^15), the zero
+ * point and the clamp bounds within T's (TABULA_ZP_MIN, TABULA_MIN of tabula_internal.h). */
+#define TABULA_REQUANT_INVALID(rq, out_c, T)                                                              \
+    ((rq) && !tabula_requant_ok((rq), (out_c), TABULA_ZP_MIN(T), TABULA_ZP_MAX(T), TABULA_MIN(T),         \
+                                TABULA_MAX(T), sizeof(T) == 1u ? INT64_C(1) << 31 : INT64_C(1) << 15))
+
 /* zp, lo, hi = the block's output_zp, out_min, out_max when there is one (the kernels' locals, read once
  * per call; left as they are without a block). */
 #define TABULA_REQUANT_READ(rq, zp, lo, hi)                                                               \

@@ -45,6 +45,21 @@ def test_reference_rejects_shapes_and_dtypes():
 
 
 @pytest.mark.host
+def test_rank_0_scalars(kernel_lib):
+    """TOSA 1.0 ADD / SUB / MUL take rank 0 too: one element, the same-shape kernels; C == reference."""
+    from tabula.reference.ops import mul, sub
+
+    a, b, c = np.array(-2_000_000_000, np.int32), np.array(1_999_999_999, np.int32), np.array(7, np.int32)
+    for spec, got, ins, attrs, want in (
+            (add, kernel_lib.add(a, b), [a, b], {}, -1),
+            (sub, kernel_lib.sub(a, c), [a, c], {}, -2_000_000_007),
+            (mul, kernel_lib.mul(a, b, 40), [a, b], {"shift": 40}, (-2_000_000_000 * 1_999_999_999 + 2**39) >> 40)):
+        ref = spec.run(ins, attrs)
+        assert ref.shape == got.shape == () and ref.dtype == got.dtype == np.int32
+        assert int(ref) == int(got) == want, spec.OP
+
+
+@pytest.mark.host
 def test_c_rejects_negative_count(kernel_lib):
     from tabula.harness import host as kl
 

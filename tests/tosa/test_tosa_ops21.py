@@ -5,21 +5,17 @@ causal attention (the masked softmax), the tiny U-Net (transposed conv, bilinear
 conv net -- exported as one TOSA 1.0 flatbuffer each, equal ``program.run_int`` on real and random inputs."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 import torch
 
-from helpers import ROOT
+from helpers import load_example
 from tabula import dtypes
 from tabula import tosa as T
 from tabula.ir import Graph, Op, Tensor
 from tabula.reference.interpreter import run_graph
 
 pytestmark = pytest.mark.tosa
-
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _codes(rng, shape, dt):
@@ -75,8 +71,10 @@ _PROGRAMS: dict = {}
 
 
 def _program(name: str, scheme: str):
-    import coverage_models
     import tabula
+
+    # by file: benchmarks/ on sys.path would shadow examples/mlperf_tiny with benchmarks/mlperf_tiny.py
+    coverage_models = load_example("benchmarks/coverage_models.py", "coverage_models")
 
     if (name, scheme) not in _PROGRAMS:
         if name == "causal":

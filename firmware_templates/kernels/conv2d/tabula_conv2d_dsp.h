@@ -1,7 +1,8 @@
 /*
- * The DSP-extension paths of CONV2D (Cortex-M4, M7, M33; the lanes and the arithmetic: tabula_dsp.h):
- * tabula_conv2d_s8 and tabula_conv2d_s8_folded (tabula_dsp_conv2d_s8) and tabula_conv2d_s16
- * (tabula_dsp_conv2d_s16).  Private to conv2d/; compiled where TABULA_HAVE_DSP.
+ * The int8 DSP-extension path of CONV2D (Cortex-M4, M7, M33; the lanes and the arithmetic: tabula_dsp.h):
+ * tabula_conv2d_s8 and tabula_conv2d_s8_folded (tabula_dsp_conv2d_s8).  (tabula_conv2d_s16's DSP path is
+ * the patch path of tabula_conv2d_impl.h with tabula_dsp.h's int16 dot products.)  Private to conv2d/;
+ * compiled where TABULA_HAVE_DSP.
  */
 #ifndef TABULA_CONV2D_DSP_H
 #define TABULA_CONV2D_DSP_H
@@ -157,10 +158,7 @@ static inline void tabula_dsp_conv_block(const int32_t *patch, const int8_t *w0,
         a10 = (int32_t)((uint32_t)a10 + (uint32_t)p[0] * c1);
         a11 = (int32_t)((uint32_t)a11 + (uint32_t)p[1] * c1);
     }
-    acc[0] = a00;
-    acc[1] = a01;
-    acc[2] = a10;
-    acc[3] = a11;
+    TABULA_DSP_PUT4(acc, a00, a01, a10, a11);
 }
 
 /* Every output channel of a pixel pair (A and B: yb, or NULL when A has no partner) from the
@@ -219,47 +217,6 @@ static inline void tabula_dsp_conv2d_s8(const tabula_window *win, int32_t out_c,
         tabula_dsp_conv_pixels(patch, weight, len, out_c, bias, rq, ge33,
                                (int8_t *)output + p * out_c * esize,
                                two ? (void *)((int8_t *)output + (p + 1) * out_c * esize) : 0);
-    }
-}
-
-
-/* CONV2D int16 x int8 on the DSP path (weight_zp == 0, kh * kw * c <= TABULA_DSP_PATCH_MAX; arguments
- * checked by the caller): per output pixel the patch (padded taps 0) packed once, then two output
- * channels per tabula_dsp_dot2_s16. */
-static inline void tabula_dsp_conv2d_s16(const tabula_window *win, int32_t out_c, const int16_t *input,
-                                         const int8_t *weight, const int64_t *bias, const tabula_requant *rq,
-                                         void *output)
-{
-    int16_t stage[TABULA_DSP_PATCH_MAX];
-    int32_t xw[TABULA_DSP_PATCH_MAX / 2 + 4];
-    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w, len = kh * kw * c;
-    const int32_t rq_zp = rq ? rq->output_zp : 0, rq_lo = rq ? rq->out_min : 0, rq_hi = rq ? rq->out_max : 0;
-    int32_t b, oy, ox, ky, kx, oc;
-    for (b = 0; b < win->n; ++b) {
-        for (oy = 0; oy < win->out_h; ++oy) {
-            const int32_t iy0 = oy * win->stride_y - win->pad_top;
-            for (ox = 0; ox < win->out_w; ++ox) {
-                const int32_t ix0 = ox * win->stride_x - win->pad_left;
-                const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * out_c;
-                int16_t *s = stage;
-                for (ky = 0; ky < kh; ++ky) {
-                    const int32_t iy = iy0 + ky * win->dilation_y;
-                    for (kx = 0; kx < kw; ++kx, s += c) {
-                        const int32_t ix = ix0 + kx * win->dilation_x;
-                        if (iy < 0 || iy >= win->h || ix < 0 || ix >= win->w) {
-                            memset(s, 0, (size_t)c * sizeof(int16_t));
-                        } else {
-                            memcpy(s, input + ((b * win->h + iy) * win->w + ix) * c, (size_t)c * sizeof(int16_t));
-                        }
-                    }
-                }
-                tabula_dsp_pack16_row(stage, len, xw);
-                for (oc = 0; oc < out_c; oc += 2) {
-                    tabula_dsp_rows2_s16(xw, len, weight, oc, oc + 1 < out_c ? oc + 1 : oc, bias, rq, rq_zp, rq_lo,
-                                         rq_hi, output, pix);
-                }
-            }
-        }
     }
 }
 #endif /* TABULA_HAVE_DSP */

@@ -23,10 +23,11 @@
  * -DTABULA_PORTABLE_ONLY=1 forces the scalar path.  (int8 CONV2D with symmetric weights and a folded
  * bias takes tabula_conv2d_s8_folded, the faster kernel codegen calls.)
  *
- * DSP (Cortex-M4, M7, M33; tabula_conv2d_dsp.h), with weight_zp == 0 and a patch of at most
- * TABULA_DSP_PATCH_MAX values: int8, two pixels' patches widened once to 16-bit lanes (x - input_zp),
- * then 2 output channels x 2 pixels per SMLAD block; int16, the patch packed once per pixel into
- * [x0, x2], [x1, x3] words, two output channels per SMLALD loop; same bits as the scalar path.
+ * DSP (Cortex-M4, M7, M33), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX values: int8
+ * (tabula_conv2d_dsp.h), two pixels' patches widened once to 16-bit lanes (x - input_zp), then 2 output
+ * channels x 2 pixels per SMLAD block; int16, Helium's patch per pixel (conv_pixel, the same gather)
+ * packed into [x0, x2], [x1, x3] words, two output channels per SMLALD loop (tabula_dsp.h); same bits
+ * as the scalar path.
  *
  * requant != NULL (codegen's fused CONV2D + RESCALE [+ CLAMP]): on every path each accumulator is
  * requantized in a register (TABULA_STORE_ACC32 / 48) and the int8 (int16) result written; no
@@ -43,24 +44,37 @@
 
 #if TABULA_CONV_WIDE
 #define TABULA_CONV_T int16_t
+#define TABULA_CONV_OUT_T int16_t
 #define TABULA_CONV_ACC_T int64_t
 #define TABULA_CONV_ZP_PARAM
+#define TABULA_CONV_ZP_ARG
 #define TABULA_CONV_ZP 0
 #define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC48(output, at, acc, rq, o, zp, lo, hi)
 #else
 #define TABULA_CONV_T int8_t
+#define TABULA_CONV_OUT_T int8_t
 #define TABULA_CONV_ACC_T int32_t
 #define TABULA_CONV_ZP_PARAM int32_t input_zp,
+#define TABULA_CONV_ZP_ARG input_zp,
 #define TABULA_CONV_ZP input_zp
 #define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC32(output, at, acc, rq, o, zp, lo, hi, 0)
 #endif
 
+/* The patch paths, Helium (both widths) and DSP int16: per output pixel (conv_pixel) the receptive field
+ * is gathered once into a contiguous patch of at most TABULA_CONV_PATCH_MAX values (padded taps hold the
+ * input zero point, so they add (zp - zp) w = 0), then every output channel is a dot product over it. */
+#if TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX (TABULA_CONV_WIDE ? 1024 : 2048)
-/* One output pixel: gather the patch, then one predicated dot product per output channel. */
-static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const TABULA_CONV_T *input, TABULA_CONV_ZP_PARAM
-                           const int8_t *weight, const TABULA_CONV_ACC_T *bias, int32_t b, int32_t iy0, int32_t ix0,
-                           TABULA_CONV_T *patch, const tabula_requant *requant, void *output, int32_t pix)
+#else
+#define TABULA_CONV_PATCH_MAX TABULA_DSP_PATCH_MAX
+#endif
+/* One output pixel: gather the patch, then one predicated dot product per output channel (Helium) or,
+ * DSP, the patch packed once into [x0, x2], [x1, x3] words and two output channels per
+ * tabula_dsp_dot2_s16 (tabula_dsp.h). */
+static void conv_pixel(const tabula_window *win, int32_t out_c, const TABULA_CONV_T *input, TABULA_CONV_ZP_PARAM
+                       const int8_t *weight, const TABULA_CONV_ACC_T *bias, int32_t b, int32_t iy0, int32_t ix0,
+                       TABULA_CONV_T *patch, const tabula_requant *requant, void *output, int32_t pix)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
@@ -68,6 +82,9 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const TABULA
     TABULA_CONV_T *dst = patch;
     const int32_t rq_zp = requant ? requant->output_zp : 0, rq_lo = requant ? requant->out_min : 0,
                   rq_hi = requant ? requant->out_max : 0;
+#if !TABULA_HAVE_MVE
+    int32_t xw[TABULA_DSP_PATCH_MAX / 2 + 4]; /* the packed patch */
+#endif
     for (ky = 0; ky < kh; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < kw; ++kx) {
@@ -80,6 +97,7 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const TABULA
             dst += c;
         }
     }
+#if TABULA_HAVE_MVE
     for (oc = 0; oc < out_c; ++oc) {
 #if TABULA_CONV_WIDE
         const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
@@ -92,6 +110,13 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const TABULA
 #endif
         TABULA_CONV_STORE(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
     }
+#else
+    tabula_dsp_pack16_row(patch, len, xw);
+    for (oc = 0; oc < out_c; oc += 2) {
+        tabula_dsp_rows2_s16(xw, len, weight, oc, oc + 1 < out_c ? oc + 1 : oc, bias, requant, rq_zp, rq_lo, rq_hi,
+                             output, pix);
+    }
+#endif
 }
 #endif
 
@@ -102,34 +127,21 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t n, h, w, c, oh, ow, kh, kw, sy, sx, dy, dx, pt, pl;
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
-#if TABULA_CONV_WIDE
-    if (!tabula_conv_window_ok(win) || out_c < 1 || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, out_c, 0, 0, -32768, 32767, INT64_C(1) << 15))) {
-#else
-    if (!tabula_conv_window_ok(win) || out_c < 1
-        || input_zp < -128 || input_zp > 127 || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
-#endif
+    if (!tabula_conv_window_ok(win) || out_c < 1 || TABULA_CONV_ZP < TABULA_ZP_MIN(TABULA_CONV_T)
+        || TABULA_CONV_ZP > TABULA_ZP_MAX(TABULA_CONV_T) || weight_zp < -128 || weight_zp > 127
+        || TABULA_REQUANT_INVALID(requant, out_c, TABULA_CONV_OUT_T)) {
         return TABULA_ERR_ARG;
     }
-    n = win->n; h = win->h; w = win->w; c = win->c;
-    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
-    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
-    pt = win->pad_top; pl = win->pad_left;
+    TABULA_WINDOW_LOCALS(win);
     TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
-#if TABULA_HAVE_MVE
+#if TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
         TABULA_CONV_T patch[TABULA_CONV_PATCH_MAX];
         for (b = 0; b < n; ++b) {
             for (oy = 0; oy < oh; ++oy) {
                 for (ox = 0; ox < ow; ++ox) {
-#if TABULA_CONV_WIDE
-                    conv_pixel_mve(win, out_c, input, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
-                                   requant, output, ((b * oh + oy) * ow + ox) * out_c);
-#else
-                    conv_pixel_mve(win, out_c, input, input_zp, weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
-                                   requant, output, ((b * oh + oy) * ow + ox) * out_c);
-#endif
+                    conv_pixel(win, out_c, input, TABULA_CONV_ZP_ARG weight, bias, b, oy * sy - pt, ox * sx - pl, patch,
+                               requant, output, ((b * oh + oy) * ow + ox) * out_c);
                 }
             }
         }
@@ -137,11 +149,7 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     }
 #elif TABULA_HAVE_DSP
     if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
-#if TABULA_CONV_WIDE
-        tabula_dsp_conv2d_s16(win, out_c, input, weight, bias, requant, output);
-#else
         tabula_dsp_conv2d_s8(win, out_c, input, input_zp, input_zp, weight, bias, requant, output);
-#endif
         return TABULA_OK;
     }
 #endif

@@ -107,7 +107,7 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
     int32_t b, oy, ox, oc, ky, kx, i;
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (!tabula_conv_window_ok(win) || out_c < 1 || pad_value < -128 || pad_value > 127
-        || (requant && !tabula_requant_ok(requant, out_c, -128, 127, -128, 127, INT64_C(1) << 31))) {
+        || TABULA_REQUANT_INVALID(requant, out_c, int8_t)) {
         return TABULA_ERR_ARG;
     }
     TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)

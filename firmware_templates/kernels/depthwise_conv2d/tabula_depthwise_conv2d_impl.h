@@ -9,10 +9,11 @@
  *     TABULA_DW_WIDE    0: the accumulator is 32 bits; 1: 64 bits (the Helium path sums the taps in
  *                       32-bit lanes and adds the bias in 64 bits)
  *     TABULA_DW_OUT_T   the requantized output type (int8_t, int16_t)
- *     TABULA_DW_STORE   its store (tabula_store_acc32, tabula_store_acc48 of tabula_internal.h, with the
+ *     TABULA_DW_STORE   its store (TABULA_STORE_ACC32, TABULA_STORE_ACC48 of tabula_requant.h, with the
  *                       arguments of tabula_store_acc48)
  * and gets the static function tabula_dw_body(), which its public kernel calls.  Its Helium and DSP paths
- * are tabula_depthwise_conv2d_mve.h and tabula_depthwise_conv2d_dsp.h, typed by the same macros.
+ * are tabula_dw_fast (tabula_depthwise_conv2d_fast.h: one walk, each ISA's channel loop) with their
+ * helpers in tabula_depthwise_conv2d_mve.h and tabula_depthwise_conv2d_dsp.h, typed by the same macros.
  *
  * Layouts: input NHWC [N][H][W][C]; weight [KH][KW][C*M] (TOSA's [KH, KW, C, M]); bias and the
  * output's last axis [C*M], output channel o = c*M + m reads input channel c = o / M.  Each tap's
@@ -87,48 +88,7 @@ static inline void tabula_dw_taps(int32_t i0, int32_t k, int32_t d, int32_t size
     *hi = b;
 }
 
-/* List the real taps of the pixel's clipped window [ky0, ky1) x [kx0, kx1) (the locals of the Helium and
- * DSP paths) as offsets from its first tap into off[2 t] (input: ((ky - ky0) dy w + (kx - kx0) dx)
- * times xstep, the input offset of one tap column) and off[2 t + 1] (weight: times wstep); nt = how
- * many.  The paths list them once per clipped window: interior pixels share one list.  A macro over the
- * paths' own locals (xstep as written, unparenthesized), so both compile as they did with their own
- * copies of these lines. */
-#define TABULA_DW_LIST_TAPS(nt, off, xstep, wstep)                                                         \
-    do {                                                                                                  \
-        int32_t ky, kx;                                                                                   \
-        nt = 0;                                                                                           \
-        for (ky = ky0; ky < ky1; ++ky) {                                                                  \
-            for (kx = kx0; kx < kx1; ++kx, ++nt) {                                                        \
-                off[2 * nt] = ((ky - ky0) * dy * w + (kx - kx0) * dx) * xstep;                            \
-                off[2 * nt + 1] = ((ky - ky0) * kw + (kx - kx0)) * wstep;                                 \
-            }                                                                                             \
-        }                                                                                                 \
-    } while (0)
-
-/* The start of one output pixel on the Helium and DSP paths (their locals: ix0, kx0, kx1, ky0, ky1, the
- * listed window cy0 .. cx1, nt, off, rq, bias, output, pix): clip the window's columns; a pixel with no
- * real tap writes every channel as its bias (o < oc) and continues with the next pixel; a window other
- * than the listed one is listed again (TABULA_DW_LIST_TAPS; term: end the list with an input offset of
- * -1).  Statements in the pixel loop, not one block: its `continue` is the pixel loop's. */
-#define TABULA_DW_PIXEL_TAPS(o, oc, xstep, wstep, term)                                                     \
-    tabula_dw_taps(ix0, kw, dx, w, &kx0, &kx1);                                                           \
-    if (ky0 == ky1 || kx0 == kx1) { /* no real tap: every channel is its bias */                          \
-        for (o = 0; o < oc; ++o) {                                                                        \
-            tabula_dw_put(rq, bias ? bias[o] : 0, o, output, pix);                                        \
-        }                                                                                                 \
-        continue;                                                                                         \
-    }                                                                                                     \
-    if (ky0 != cy0 || ky1 != cy1 || kx0 != cx0 || kx1 != cx1) {                                           \
-        TABULA_DW_LIST_TAPS(nt, off, xstep, wstep);                                                       \
-        if (term) {                                                                                       \
-            off[2 * nt] = -1;                                                                             \
-            off[2 * nt + 1] = 0;                                                                          \
-        }                                                                                                 \
-        cy0 = ky0; cy1 = ky1; cx0 = kx0; cx1 = kx1;                                                       \
-    }
-
-#include "tabula_depthwise_conv2d_mve.h"
-#include "tabula_depthwise_conv2d_dsp.h"
+#include "tabula_depthwise_conv2d_fast.h"
 
 static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, const TABULA_DW_T *input, int32_t input_zp,
                                     const int8_t *weight, int32_t weight_zp, const TABULA_DW_ACC_T *bias,
@@ -139,31 +99,24 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     tabula_dw_rq rq = {0, 0, 0, 0, 0};
     if (!tabula_conv_window_ok(win) || mult < 1 || win->c > INT32_MAX / mult
         || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
-        || weight_zp < -128 || weight_zp > 127
-        || (requant && !tabula_requant_ok(requant, win->c * mult, TABULA_ZP_MIN(TABULA_DW_OUT_T),
-                                          TABULA_ZP_MAX(TABULA_DW_OUT_T), TABULA_MIN(TABULA_DW_OUT_T),
-                                          TABULA_MAX(TABULA_DW_OUT_T),
-                                          TABULA_DW_WIDE ? INT64_C(1) << 15 : INT64_C(1) << 31))) {
+        || weight_zp < -128 || weight_zp > 127 || TABULA_REQUANT_INVALID(requant, win->c * mult, TABULA_DW_OUT_T)) {
         return TABULA_ERR_ARG;
     }
     oc = win->c * mult;
-    n = win->n; h = win->h; w = win->w; c = win->c;
-    oh = win->out_h; ow = win->out_w; kh = win->kernel_h; kw = win->kernel_w;
-    sy = win->stride_y; sx = win->stride_x; dy = win->dilation_y; dx = win->dilation_x;
-    pt = win->pad_top; pl = win->pad_left;
+    TABULA_WINDOW_LOCALS(win);
     if (requant) {
         rq.requant = requant;
         rq.zp = requant->output_zp; rq.lo = requant->out_min; rq.hi = requant->out_max;
     }
 #if TABULA_HAVE_MVE
-    if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_MVE_TAPS) {
+    if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
         rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
-        tabula_dw_mve(win, mult, input, input_zp, weight, bias, &rq, output);
+        tabula_dw_fast(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
 #elif TABULA_HAVE_DSP
-    if (weight_zp == 0 && mult == 1 && (int64_t)kh * kw <= TABULA_DW_DSP_TAPS) {
-        tabula_dw_dsp(win, input, input_zp, weight, bias, &rq, output);
+    if (weight_zp == 0 && mult == 1 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
+        tabula_dw_fast(win, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
 #endif

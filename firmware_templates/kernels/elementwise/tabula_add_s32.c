@@ -1,4 +1,4 @@
-/* ADD int32: the body is tabula_add_sub_impl.h, the contract manifest.toml. */
+/* ADD int32: the body is tabula_same_shape_impl.h, the contract manifest.toml. */
 #define TABULA_FN tabula_add_s32
-#define TABULA_OP(a, b) ((a) + (b))
-#include "tabula_add_sub_impl.h"
+#define TABULA_ELEM(x, y) tabula_u32_to_s32((uint32_t)(x) + (uint32_t)(y))
+#include "tabula_same_shape_impl.h"

@@ -1,23 +1,7 @@
-/*
- * INTDIV int32.  Contract: manifest.toml (elementwise); Python twin: tabula/reference/ops/intdiv.py.
- *
- * C99's / truncates toward zero, as TOSA 1.0 INTDIV does.  The two cases TOSA REQUIREs away -- a zero
- * divisor, and INT32_MIN / -1 (its quotient leaves int32) -- are undefined behaviour in C; the kernel
- * stops there with TABULA_ERR_ARG instead.
- */
-#include "tabula_internal.h"
-
-tabula_status tabula_intdiv_s32(const int32_t *a, const int32_t *b, int32_t count, int32_t *output)
-{
-    int32_t i;
-    if (count < 0) {
-        return TABULA_ERR_ARG;
-    }
-    for (i = 0; i < count; ++i) {
-        if (b[i] == 0 || (a[i] == INT32_MIN && b[i] == -1)) {
-            return TABULA_ERR_ARG;
-        }
-        output[i] = a[i] / b[i];
-    }
-    return TABULA_OK;
-}
+/* INTDIV int32 (Python twin: tabula/reference/ops/intdiv.py): the body is tabula_same_shape_impl.h, the
+ * contract manifest.toml.  The two pairs TOSA REQUIREs away -- a zero divisor, and INT32_MIN / -1 (its
+ * quotient leaves int32) -- are undefined behaviour in C: the kernel stops there with TABULA_ERR_ARG. */
+#define TABULA_FN tabula_intdiv_s32
+#define TABULA_ELEM(x, y) ((x) / (y))
+#define TABULA_REFUSED(x, y) ((y) == 0 || ((x) == INT32_MIN && (y) == -1))
+#include "tabula_same_shape_impl.h"

@@ -1,21 +1,9 @@
-/*
- * MUL int32.  Contract: manifest.toml (elementwise); Python twin: tabula/reference/ops/mul.py.
- *
- * The element is tabula_mul_elem_s32 (tabula_internal.h, shared with tabula_mul_bcast_s32): |a * b|
- * <= 2^62 and the rounding term is at most 2^61, so nothing overflows int64; the flooring shift is
- * tabula_asr64 (no implementation-defined shift of a negative value).  An out-of-contract result
- * wraps modulo 2^32 instead of being undefined behaviour.
- */
-#include "tabula_internal.h"
-
-tabula_status tabula_mul_s32(const int32_t *a, const int32_t *b, int32_t count, int32_t shift, int32_t *output)
-{
-    int32_t i;
-    if (count < 0 || shift < 0 || shift > 62) {
-        return TABULA_ERR_ARG;
-    }
-    for (i = 0; i < count; ++i) {
-        output[i] = tabula_mul_elem_s32(a[i], b[i], shift);
-    }
-    return TABULA_OK;
-}
+/* MUL int32 (python twin: tabula/reference/ops/mul.py): the body is tabula_same_shape_impl.h, the
+ * element tabula_mul_elem_s32 (tabula_internal.h, shared with tabula_mul_bcast_s32: |a * b| <= 2^62 and
+ * the rounding term at most 2^61, so nothing overflows int64; an out-of-contract result wraps modulo
+ * 2^32), the contract manifest.toml. */
+#define TABULA_FN tabula_mul_s32
+#define TABULA_EXTRA_PARAMS , int32_t shift
+#define TABULA_EXTRA_OK (shift >= 0 && shift <= 62)
+#define TABULA_ELEM(x, y) tabula_mul_elem_s32((x), (y), shift)
+#include "tabula_same_shape_impl.h"

@@ -68,10 +68,7 @@ __attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, cons
         a3 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r3)), __smlad(xw[0], __sxtb16(r3), a3));
     }
 #endif
-    a[0] = a0;
-    a[1] = a1;
-    a[2] = a2;
-    a[3] = a3;
+    TABULA_DSP_PUT4(a, a0, a1, a2, a3);
 }
 
 static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c, const int8_t *input,
@@ -98,10 +95,7 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
             for (; o + 4 <= out_c; o += 4) {
                 const int8_t *w0 = weight + o * in_c;
                 int32_t a[4];
-                a[0] = bias ? bias[o] : 0;
-                a[1] = bias ? bias[o + 1] : 0;
-                a[2] = bias ? bias[o + 2] : 0;
-                a[3] = bias ? bias[o + 3] : 0;
+                TABULA_DSP_BIAS4(a, bias, o);
                 tabula_dsp_fc_quad(xw, w0, in_c, groups, a);
                 for (j = body; j < in_c; ++j) {
                     const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);

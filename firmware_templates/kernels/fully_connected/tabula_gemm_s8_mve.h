@@ -1,5 +1,5 @@
 /*
- * The Helium (MVE) int8 GEMM / GEMV of FULLY_CONNECTED (tabula_fully_connected_s8.c) and of CONV2D
+ * The Helium (MVE) int8 GEMM / GEMV of FULLY_CONNECTED (tabula_fully_connected_impl.h, int8) and of CONV2D
  * with the input zero point folded into the bias (conv2d/tabula_conv2d_s8_folded.c): int8 rows against
  * every output channel's weight row, 4 channels per pass, the int32 accumulators requantized by the
  * vector epilogue (tabula_mve.h).  Private to those sources; compiled where TABULA_HAVE_MVE.

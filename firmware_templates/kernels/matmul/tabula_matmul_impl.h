@@ -4,7 +4,8 @@
  * includes this file:
  *     TABULA_FN        the kernel's name
  *     TABULA_T         the operand type (int8_t, int16_t)
- *     TABULA_ACC_BITS  32 (int32_t accumulator) or 64 (int64_t holding TOSA int48)
+ *     TABULA_ACC_BITS  32 (int32_t accumulator) or 64 (int64_t holding TOSA int48); tabula_acc.h
+ *                      derives the accumulator types from it
  * The sums are taken modulo 2^32 / 2^64 in the unsigned twin of the accumulator type (never
  * undefined behaviour) and equal TOSA's accumulator whenever the exact sum fits it, which the IR
  * requires (tabula.lowering.bound_accumulators_pass proves it).
@@ -17,21 +18,9 @@
 #error "define TABULA_FN, TABULA_T and TABULA_ACC_BITS before including tabula_matmul_impl.h"
 #endif
 
-#if TABULA_ACC_BITS == 32
-#define TABULA_ACC int32_t
-#define TABULA_UACC uint32_t
-#define TABULA_TO_ACC tabula_u32_to_s32
-#elif TABULA_ACC_BITS == 64
-#define TABULA_ACC int64_t
-#define TABULA_UACC uint64_t
-#define TABULA_TO_ACC tabula_u64_to_s64
-#else
-#error "TABULA_ACC_BITS must be 32 or 64"
-#endif
-
 #include <stddef.h>
 
-#include "tabula_internal.h"
+#include "tabula_acc.h"
 
 tabula_status TABULA_FN(int32_t n, int32_t h, int32_t c, int32_t w, const TABULA_T *a, int32_t a_zp,
                         const TABULA_T *b, int32_t b_zp, TABULA_ACC *output)

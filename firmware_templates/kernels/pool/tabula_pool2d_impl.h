@@ -56,6 +56,11 @@ static inline void tabula_reciprocal_scale(int32_t count, int32_t *multiplier, i
     *shift = 30 + k;
 }
 
+/* The real taps [first, end) of a window starting at input index i0 with k taps (no dilation) along an
+ * axis of the given size: the window clipped to the input. */
+#define TABULA_POOL_FIRST_TAP(i0) ((i0) < 0 ? -(i0) : 0)
+#define TABULA_POOL_END_TAP(i0, k, size) ((size) - (i0) < (k) ? (size) - (i0) : (k))
+
 #if TABULA_POOL_AVG
 /* AVG_POOL2D takes zero points (non-zero only for int8) and at most 2^30 taps per window (so
  * reciprocal_scale's multiplier stays below 2^31); MAX_POOL2D takes neither. */
@@ -82,12 +87,10 @@ tabula_status TABULA_FN(const tabula_window *win, const TABULA_T *input, TABULA_
     for (b = 0; b < n; ++b) {
         for (oy = 0; oy < oh; ++oy) {
             const int32_t iy0 = oy * sy - pt;
-            const int32_t ky0 = iy0 < 0 ? -iy0 : 0;
-            const int32_t ky1 = (h - iy0) < kh ? (h - iy0) : kh;
+            const int32_t ky0 = TABULA_POOL_FIRST_TAP(iy0), ky1 = TABULA_POOL_END_TAP(iy0, kh, h);
             for (ox = 0; ox < ow; ++ox) {
                 const int32_t ix0 = ox * sx - pl;
-                const int32_t kx0 = ix0 < 0 ? -ix0 : 0;
-                const int32_t kx1 = (w - ix0) < kw ? (w - ix0) : kw;
+                const int32_t kx0 = TABULA_POOL_FIRST_TAP(ix0), kx1 = TABULA_POOL_END_TAP(ix0, kw, w);
                 TABULA_T *out = output + ((b * oh + oy) * ow + ox) * c;
 #if TABULA_POOL_AVG
                 const int32_t count = (ky1 - ky0) * (kx1 - kx0);

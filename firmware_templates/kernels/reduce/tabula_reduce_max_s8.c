@@ -1,4 +1,5 @@
-/* REDUCE_MAX int8: the body is tabula_reduce_max_impl.h, the contract manifest.toml. */
+/* REDUCE_MAX int8: the body is tabula_reduce_impl.h, the contract manifest.toml. */
 #define TABULA_FN tabula_reduce_max_s8
 #define TABULA_T int8_t
-#include "tabula_reduce_max_impl.h"
+#define TABULA_REDUCE_SUM 0
+#include "tabula_reduce_impl.h"

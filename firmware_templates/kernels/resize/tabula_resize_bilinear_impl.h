@@ -4,7 +4,8 @@
  * resize/tabula_resize_bilinear_<t>.c defines, then includes this file:
  *     TABULA_FN        the kernel's name
  *     TABULA_T         the input type (int8_t, int16_t)
- *     TABULA_ACC_BITS  32 (int32_t output) or 64 (int64_t holding TOSA int48)
+ *     TABULA_ACC_BITS  32 (int32_t output) or 64 (int64_t holding TOSA int48); tabula_acc.h
+ *                      derives the accumulator types from it
  * Per output row and column the two input indices and weights are computed once (TOSA's floor
  * division of y = o*d + offset by n, indices clamped to the input); each output element is the four
  * products of TOSA's formula, exact in the accumulator type (|code| * n_y * n_x <= 2^15 * 2^22).
@@ -13,17 +14,9 @@
 #error "define TABULA_FN, TABULA_T and TABULA_ACC_BITS before including tabula_resize_bilinear_impl.h"
 #endif
 
-#if TABULA_ACC_BITS == 32
-#define TABULA_ACC int32_t
-#elif TABULA_ACC_BITS == 64
-#define TABULA_ACC int64_t
-#else
-#error "TABULA_ACC_BITS must be 32 or 64"
-#endif
-
 #include <stddef.h>
 
-#include "tabula_internal.h"
+#include "tabula_acc.h"
 
 /* input index i0 = clamp(floor(y / n)), i1 = clamp(i0' + 1) and weight f = y - floor(y / n) * n of
  * output coordinate o (y = o * d + offset) */
@@ -80,5 +73,3 @@ tabula_status TABULA_FN(const TABULA_T *input, int32_t n, int32_t h, int32_t w, 
     }
     return TABULA_OK;
 }
-
-#undef TABULA_ACC

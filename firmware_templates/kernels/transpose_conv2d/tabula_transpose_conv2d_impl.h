@@ -4,7 +4,8 @@
  * transpose_conv2d/tabula_transpose_conv2d_<t>.c defines, then includes this file:
  *     TABULA_FN        the kernel's name
  *     TABULA_T         the input type (int8_t, int16_t)
- *     TABULA_ACC_BITS  32 (int32_t accumulator) or 64 (int64_t holding TOSA int48)
+ *     TABULA_ACC_BITS  32 (int32_t accumulator) or 64 (int64_t holding TOSA int48); tabula_acc.h
+ *                      derives the accumulator types from it
  *
  * Gather form of TOSA's scatter: output pixel (oy, ox) receives the taps ky = (oy - pad_top) mod sy,
  * + sy, + 2 sy, ... (input row iy = (oy - pad_top - ky) / sy, when it lies inside) and the same along
@@ -19,21 +20,9 @@
 #error "define TABULA_FN, TABULA_T and TABULA_ACC_BITS before including tabula_transpose_conv2d_impl.h"
 #endif
 
-#if TABULA_ACC_BITS == 32
-#define TABULA_ACC int32_t
-#define TABULA_UACC uint32_t
-#define TABULA_TO_ACC tabula_u32_to_s32
-#elif TABULA_ACC_BITS == 64
-#define TABULA_ACC int64_t
-#define TABULA_UACC uint64_t
-#define TABULA_TO_ACC tabula_u64_to_s64
-#else
-#error "TABULA_ACC_BITS must be 32 or 64"
-#endif
-
 #include <stddef.h>
 
-#include "tabula_internal.h"
+#include "tabula_acc.h"
 #include "tabula_mve.h"
 
 /* the first tap of output coordinate o along an axis: (o - pad) mod stride, in [0, stride) */
@@ -105,6 +94,3 @@ tabula_status TABULA_FN(int32_t n, int32_t in_h, int32_t in_w, int32_t in_c, int
     return TABULA_OK;
 }
 
-#undef TABULA_ACC
-#undef TABULA_UACC
-#undef TABULA_TO_ACC

@@ -176,10 +176,11 @@ def pool_window(op: str, ins: list, attrs: dict) -> tuple[TType, list[int], list
 
 
 def broadcast_shape(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    """TOSA 1.0 broadcasting of two shapes: equal ranks (1..6), and along each axis the sizes are
-    equal or one of them is 1; returns the output shape (the larger size per axis)."""
+    """TOSA 1.0 broadcasting of two shapes: equal ranks (0..6, TOSA's MAX_RANK; two rank-0 scalars have
+    equal shapes), and along each axis the sizes are equal or one of them is 1; returns the output shape
+    (the larger size per axis)."""
     need(len(a) == len(b), op, f"ranks of {a} and {b} differ (TOSA broadcasts equal ranks; reshape first)")
-    need(1 <= len(a) <= 6, op, f"rank {len(a)} outside [1, 6]")
+    need(0 <= len(a) <= 6, op, f"rank {len(a)} outside [0, 6]")
     need(all(x == y or x == 1 or y == 1 for x, y in zip(a, b)), op, f"shapes {a} and {b} do not broadcast")
     return tuple(y if x == 1 else x for x, y in zip(a, b))
 
@@ -215,6 +216,29 @@ def reduced_shape(op: str, x: TType, attrs: dict) -> tuple[tuple[int, ...], int]
     return tuple(shape), int(axis)
 
 
+# ---- the TOSA reader's helpers (``from_tosa`` of the window and weighted ops) ---------------------
+def check_tosa_acc_type(r, top, acc_of: dict[str, str]) -> None:
+    """A TOSA 1.0 ``acc_type`` attribute must be the accumulator ``acc_of[x dtype]`` the IR uses for the
+    operator's input (``r.unsupported`` otherwise, naming the value)."""
+    x_dt = r.ir_dtype(top, top.inputs[0], "input")
+    want = acc_of.get(x_dt)
+    got = top.attrs.get("acc_type")
+    if want is None or got != want.upper():
+        raise r.unsupported(top, "acc_type", got, f"tabula accumulates {x_dt} inputs in {want or 'no type'}")
+
+
+def tosa_bias(r, top, i: int, cout: int) -> str:
+    """The IR tensor of a TOSA 1.0 bias operand ``i``: ``[cout]`` as it is, or ``[1]`` (one bias for every
+    output channel) broadcast to ``[cout]`` when it is a constant."""
+    shape = r.tosa_tensor(top.inputs[i])[0]
+    if tuple(shape) == (cout,):
+        return r.input(top, i)
+    if tuple(shape) == (1,) and r.is_const(top.inputs[i]):
+        return r.input(top, i, shape=(cout,))
+    raise r.unsupported(top, "bias", f"of shape {list(shape)}{'' if r.is_const(top.inputs[i]) else ' (not a constant)'}",
+                        f"tabula takes [{cout}], or a constant [1]")
+
+
 #: The IR's mask: TOSA's ``bool_t`` held as int8 0 / 1 (GREATER / GREATER_EQUAL / EQUAL write it, SELECT
 #: reads it; the TOSA export CASTs between the two).
 MASK_DTYPE = "int8"
@@ -239,7 +263,8 @@ def comparison(op: str, ins: list) -> TType:
 
 def bcast_run(contract: Callable[[list[TType], dict], TType], inputs: list[np.ndarray], attrs: dict, fn) -> np.ndarray:
     """A broadcasting binary reference: the contract checked, ``fn(a, b)`` on int64 copies with NumPy
-    broadcasting (equal ranks: TOSA's), the result as the contract's dtype (C-contiguous)."""
+    broadcasting (equal ranks: TOSA's), the result as the contract's dtype and shape (C-contiguous; rank 0
+    stays rank 0, which ``np.ascontiguousarray`` alone makes ``(1,)``)."""
     out = check_arrays(contract, inputs, attrs)
     a, b = (np.asarray(v).astype(np.int64) for v in inputs)
-    return np.ascontiguousarray(np.asarray(fn(a, b)).astype(dtypes.get(out.dtype).np))
+    return np.ascontiguousarray(np.asarray(fn(a, b)).astype(dtypes.get(out.dtype).np)).reshape(out.shape)

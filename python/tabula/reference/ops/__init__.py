@@ -15,10 +15,16 @@
   :mod:`tabula.lowering.bound_accumulators_pass` proves (or makes) every bound fit; the weighted ops
   also give ``channel_rows(w)``, their weights per output channel, for the channel it rescales;
 - ``tosa(t, op)``: its TOSA 1.0 mapping, the TOSA op(s) it emits through the
-  :class:`tabula.tosa.TosaWriter` ``t`` (:func:`tabula.tosa.serialize`, the whole-graph export).
+  :class:`tabula.tosa.TosaWriter` ``t`` (:func:`tabula.tosa.serialize`, the whole-graph export);
+- ``from_tosa(r, top)``: the inverse, reading the TOSA operator ``top`` named ``OP`` (a
+  :class:`tabula.tosa.TosaOperator`) into the IR through the :class:`tabula.tosa.TosaReader` ``r``
+  (:func:`tabula.tosa.read`), raising ``r.unsupported(...)`` for an attribute value tabula does not
+  implement; an op that is no TOSA operator (FULLY_CONNECTED) declares ``from_tosa = None`` and a
+  ``fold_tosa(g)`` that turns the operators its ``tosa`` wrote, as the reader read them, back into the op.
 
-:func:`tabula.ir.verify`, the interpreter, the profile, the bound pass and the TOSA export find the ops
-by listing this folder (:func:`specs`); ``tests/test_architecture.py`` requires every fact of every op.
+:func:`tabula.ir.verify`, the interpreter, the profile, the bound pass, the TOSA export
+and the TOSA reader find the ops by listing this folder (:func:`specs`); ``tests/test_architecture.py``
+requires every fact of every op.
 """
 from __future__ import annotations
 

@@ -31,3 +31,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 ADD: inputs ``a``, ``b`` (int32, broadcasting) -> int32."""
     t.emit("ADD", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Add"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 ADD (int32; other dtypes are outside the contract) -> ADD."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

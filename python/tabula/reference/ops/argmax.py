@@ -44,3 +44,14 @@ def tosa(t, op) -> None:
         t.reshape(r, (1,), "int32", t.output(op))
         return
     t.emit("ARGMAX", [t.input(op, 0)], [t.output(op)], t.attr("ArgMax", axis, t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 ARGMAX: attribute ``axis`` (``nan_mode`` has no effect on integers).  A 1-D input's rank-0
+    output is the IR's ``(1,)`` RESHAPEd to ``()`` (the inverse of :func:`tosa`)."""
+    attrs = {"axis": int(top.attrs["axis"])}
+    if len(r.tosa_tensor(top.inputs[0])[0]) == 1 and r.tosa_tensor(top.outputs[0])[0] == ():
+        one = r.emit(OP, top, [r.input(top, 0)], attrs, shape=(1,))
+        r.emit("RESHAPE", top, list(one.outputs), {"shape": []})
+        return
+    r.emit(OP, top, [r.input(top, 0)], attrs)

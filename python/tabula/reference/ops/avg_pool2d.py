@@ -19,7 +19,7 @@ import numpy as np
 from tabula import dtypes
 from tabula.qmath import apply_scale_32_round_half_up, reciprocal_scale
 
-from .._checks import AccBound, TType, check_arrays, check_zero_point, input_reach, no_macs, pool_window, to_int32_exact
+from .._checks import AccBound, TType, check_arrays, check_tosa_acc_type, check_zero_point, input_reach, no_macs, pool_window, to_int32_exact
 
 OP = "AVG_POOL2D"
 
@@ -78,3 +78,12 @@ def tosa(t, op) -> None:
     zps = [t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("output_zp", 0), xt.dtype)]
     t.emit("AVG_POOL2D", [x, *zps], [t.output(op)],
            t.attr("AvgPool2d", [int(v) for v in a["kernel"]], [int(v) for v in a["stride"]], pad, t.DType.INT32))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 AVG_POOL2D: ``x``, ``input_zp``, ``output_zp`` (CONST [1]) and ``kernel``, ``stride``,
+    ``pad``; ``acc_type`` must be INT32 (the kernels' accumulator for int8 and int16)."""
+    a = top.attrs
+    check_tosa_acc_type(r, top, {"int8": "int32", "int16": "int32"})
+    r.emit(OP, top, [r.input(top, 0)], {"kernel": a["kernel"], "stride": a["stride"], "pad": a["pad"],
+                                         "input_zp": r.scalar(top, 1, "input_zp"), "output_zp": r.scalar(top, 2, "output_zp")})

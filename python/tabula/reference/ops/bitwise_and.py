@@ -28,3 +28,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 BITWISE_AND: inputs ``a``, ``b`` (int8 / int16 / int32, broadcasting) -> the same dtype."""
     t.emit("BITWISE_AND", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("BitwiseAnd"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 BITWISE_AND (int8 / int16 / int32) -> BITWISE_AND."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

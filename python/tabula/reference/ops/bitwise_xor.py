@@ -28,3 +28,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 BITWISE_XOR: inputs ``a``, ``b`` (int8 / int16 / int32, broadcasting) -> the same dtype."""
     t.emit("BITWISE_XOR", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("BitwiseXor"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 BITWISE_XOR (int8 / int16 / int32) -> BITWISE_XOR."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

@@ -42,3 +42,12 @@ def tosa(t, op) -> None:
     np_t = dtypes.get(t.tensor(op.inputs[0]).dtype).np
     lo, hi = (np.array([int(op.attrs[k])], np_t).tobytes() for k in ("min", "max"))
     t.emit("CLAMP", [t.input(op, 0)], [t.output(op)], t.attr("Clamp", t.builder, lo, hi, t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 CLAMP: ``min_val`` / ``max_val`` (the bytes of the input type) -> ``min`` / ``max``;
+    ``nan_mode`` has no effect on integers."""
+    dt = r.ir_dtype(top, top.inputs[0], "input")
+    np_t = dtypes.get(dt).np
+    lo, hi = (int(np.frombuffer(bytes(top.attrs[k]), np_t)[0]) for k in ("min_val", "max_val"))
+    r.emit(OP, top, [r.input(top, 0)], {"min": lo, "max": hi})

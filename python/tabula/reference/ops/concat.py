@@ -40,3 +40,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 CONCAT: the inputs in order; attribute ``axis``."""
     t.emit("CONCAT", [t.input(op, i) for i in range(len(op.inputs))], [t.output(op)], t.attr("Concat", int(op.attrs["axis"])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 CONCAT: the inputs in order, attribute ``axis``."""
+    r.emit(OP, top, [r.input(top, i) for i in range(len(top.inputs))], {"axis": int(top.attrs["axis"])})

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import AccBound, TType, check_arrays, conv_window, need, to_acc_exact, weighted, weighted_bound
+from .._checks import (AccBound, TType, check_arrays, check_tosa_acc_type, conv_window, need, to_acc_exact, tosa_bias,
+                      weighted, weighted_bound)
 
 OP = "CONV2D"
 
@@ -89,3 +90,16 @@ def emit_conv2d(t, op, x: str, w: str, pad: list[int], out: str) -> None:
     t.emit("CONV2D", [x, w, t.input(op, 2), *zps], [out],
            t.attr("Conv2d", pad, [int(v) for v in a.get("stride", (1, 1))], [int(v) for v in a.get("dilation", (1, 1))],
                   False, t.dtype(dtypes.ACC_DTYPE[xt.dtype])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 CONV2D: ``x``, ``w`` (OHWI), ``b`` (``[Cout]``, or ``[1]`` for every channel: a constant is
+    broadcast), ``input_zp``, ``weight_zp`` (CONST [1]) -> CONV2D with ``pad``, ``stride``, ``dilation`` and
+    the zero points.  ``acc_type`` must be the IR's accumulator of ``x`` (INT32 for int8, INT48 for int16);
+    ``local_bound`` only bounds floating-point error."""
+    a = top.attrs
+    check_tosa_acc_type(r, top, dtypes.ACC_DTYPE)
+    cout = r.tosa_tensor(top.inputs[1])[0][0]
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1), tosa_bias(r, top, 2, cout)],
+           {"pad": a["pad"], "stride": a["stride"], "dilation": a["dilation"],
+            "input_zp": r.scalar(top, 3, "input_zp"), "weight_zp": r.scalar(top, 4, "weight_zp")})

@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import AccBound, TType, check_arrays, check_zero_point, conv_window, n_inputs, need, to_acc_exact, weighted_bound
+from .._checks import (AccBound, TType, check_arrays, check_tosa_acc_type, check_zero_point, conv_window, n_inputs, need,
+                      to_acc_exact, tosa_bias, weighted_bound)
 
 OP = "DEPTHWISE_CONV2D"
 
@@ -98,3 +99,15 @@ def tosa(t, op) -> None:
     t.emit("DEPTHWISE_CONV2D", [x, t.input(op, 1), t.input(op, 2), *zps], [t.output(op)],
            t.attr("DepthwiseConv2d", pad, [int(v) for v in a["stride"]], [int(v) for v in a.get("dilation", (1, 1))], False,
                   t.dtype(dtypes.ACC_DTYPE[xt.dtype])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 DEPTHWISE_CONV2D: ``x``, ``w`` ``[KH, KW, C, M]``, ``b`` (``[C*M]``, or ``[1]``: a constant is
+    broadcast), ``input_zp``, ``weight_zp`` (CONST [1]) -> DEPTHWISE_CONV2D with ``pad``, ``stride``,
+    ``dilation`` and the zero points; ``acc_type`` as CONV2D's."""
+    a = top.attrs
+    check_tosa_acc_type(r, top, dtypes.ACC_DTYPE)
+    kh, kw, c, m = r.tosa_tensor(top.inputs[1])[0]
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1), tosa_bias(r, top, 2, c * m)],
+           {"pad": a["pad"], "stride": a["stride"], "dilation": a["dilation"],
+            "input_zp": r.scalar(top, 3, "input_zp"), "weight_zp": r.scalar(top, 4, "weight_zp")})

@@ -32,3 +32,9 @@ def tosa(t, op) -> None:
     flag = t.temp(t.tensor(op.outputs[0]).shape, "bool")
     t.emit("EQUAL", [t.input(op, 0), t.input(op, 1)], [flag], t.attr("Equal"))
     t.emit("CAST", [flag], [y], t.attr("Cast"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 EQUAL (int32 inputs; other dtypes are outside the contract) -> EQUAL, its BOOL output the IR's
+    int8 mask."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)], mask=True)

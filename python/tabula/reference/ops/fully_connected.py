@@ -77,3 +77,74 @@ def tosa(t, op) -> None:
     rescale.tosa(t, r, x=acc4, out=y4)
     t.reshape(y4, y.shape, y.dtype, out=t.output(r))
     t.claim(r)
+
+
+
+#: TOSA 1.0 has no FULLY_CONNECTED: the reader reads the ops :func:`tosa` writes one by one, then
+#: :func:`fold_tosa` makes them one FULLY_CONNECTED again.
+from_tosa = None
+
+
+def fold_tosa(g) -> None:
+    """The inverse of :func:`tosa` on a graph the TOSA reader made (:mod:`tabula.tosa.reader`): each
+    ``RESHAPE [N, Cin] -> [N, 1, 1, Cin]``, CONV2D 1x1 (stride 1, no padding, dilation 1) with a constant
+    ``[Cout, 1, 1, Cin]`` weight, then ``RESHAPE -> [N, Cout]`` (int32 accumulator) or RESCALE then that
+    RESHAPE (int48), whose intermediates nothing else reads, becomes FULLY_CONNECTED with the weight as
+    ``[Cout, Cin]`` (then the RESCALE, on ``[N, Cout]``): the same arithmetic, element for element.  The
+    graph ``g`` is changed in place."""
+    while _fold_one(g):
+        pass
+
+
+def _fold_one(g) -> bool:
+    from tabula.ir import Op, Tensor
+
+    readers: dict[str, list] = {}
+    for o in g.ops:
+        for n in o.inputs:
+            readers.setdefault(n, []).append(o)
+
+    def sole(name: str, kind: str):
+        us = readers.get(name, [])
+        return us[0] if len(us) == 1 and us[0].op == kind and us[0].inputs[0] == name and name not in g.outputs else None
+
+    for first in g.ops:
+        if first.op != "RESHAPE":
+            continue
+        x, t1 = g.tensors[first.inputs[0]], g.tensors[first.outputs[0]]
+        conv = sole(t1.name, "CONV2D")
+        if conv is None or len(x.shape) != 2 or tuple(t1.shape) != (x.shape[0], 1, 1, x.shape[1]):
+            continue
+        w, a = g.tensors[conv.inputs[1]], conv.attrs
+        if not (w.const and tuple(w.shape[1:3]) == (1, 1) and list(a["pad"]) == [0, 0, 0, 0]
+                and list(a["stride"]) == [1, 1] and list(a.get("dilation", (1, 1))) == [1, 1]):
+            continue
+        acc4 = g.tensors[conv.outputs[0]]
+        n, cin, cout = x.shape[0], x.shape[1], w.shape[0]
+        rescale_op = sole(acc4.name, "RESCALE") if acc4.dtype == "int48" else None
+        if acc4.dtype == "int48" and rescale_op is None:
+            continue
+        last = sole(rescale_op.outputs[0] if rescale_op else acc4.name, "RESHAPE")
+        if last is None or tuple(g.tensors[last.outputs[0]].shape) != (n, cout):
+            continue
+        w2 = f"{w.name}_{cout}x{cin}"
+        if w2 not in g.tensors:
+            g.add_tensor(Tensor(w2, (cout, cin), "int8"), g.constants[w.name].reshape(cout, cin))
+        attrs = {"input_zp": a.get("input_zp", 0), "weight_zp": a.get("weight_zp", 0)}
+        dead = [t1.name, acc4.name]
+        if rescale_op is None:
+            new = [Op(OP, [x.name, w2, conv.inputs[2]], list(last.outputs), attrs, conv.source)]
+        else:
+            dead.append(rescale_op.outputs[0])
+            acc = f"{acc4.name}_{n}x{cout}"
+            g.add_tensor(Tensor(acc, (n, cout), "int48"))
+            new = [Op(OP, [x.name, w2, conv.inputs[2]], [acc], attrs, conv.source),
+                   Op("RESCALE", [acc], list(last.outputs), dict(rescale_op.attrs), rescale_op.source)]
+        drop = {id(first), id(conv), id(rescale_op), id(last)}
+        g.ops = [m for o in g.ops for m in (new if o is last else [o]) if id(m) not in drop]
+        for t in dead:
+            del g.tensors[t]
+        if all(w.name not in o.inputs for o in g.ops) and w.name not in g.outputs:
+            del g.tensors[w.name], g.constants[w.name]
+        return True
+    return False

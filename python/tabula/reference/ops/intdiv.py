@@ -34,3 +34,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 INTDIV: inputs ``a``, ``b`` (int32, same shape) -> int32."""
     t.emit("INTDIV", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("IntDiv"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 INTDIV (int32) -> INTDIV; broadcast shapes are outside the contract (equal shapes only)."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

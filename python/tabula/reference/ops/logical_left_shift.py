@@ -29,7 +29,7 @@ def run(inputs: list[np.ndarray], attrs: dict) -> np.ndarray:
     u = (a.astype(np.int64) & mask) << b.astype(np.int64)
     u = u & mask
     signed = np.where(u >= (1 << (bits - 1)), u - (1 << bits), u)
-    return np.ascontiguousarray(signed.astype(_checks.dtypes.get(out.dtype).np))
+    return np.ascontiguousarray(signed.astype(_checks.dtypes.get(out.dtype).np)).reshape(out.shape)  # rank 0 stays 0
 
 
 macs = no_macs
@@ -40,3 +40,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 LOGICAL_LEFT_SHIFT: inputs ``a``, ``b`` (int8 / int16 / int32, broadcasting) -> the same dtype."""
     t.emit("LOGICAL_LEFT_SHIFT", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("LogicalLeftShift"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 LOGICAL_LEFT_SHIFT (int8 / int16 / int32) -> LOGICAL_LEFT_SHIFT."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

@@ -59,3 +59,8 @@ def tosa(t, op) -> None:
     dt = t.tensor(op.inputs[0]).dtype
     zps = [t.zp(op.attrs.get(k, 0), dt) for k in ("a_zp", "b_zp")]
     t.emit("MATMUL", [t.input(op, 0), t.input(op, 1), *zps], [t.output(op)], t.attr("MatMul"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 MATMUL: ``a``, ``b`` and the zero points ``a_zp``, ``b_zp`` (CONST [1]) -> attributes."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)], {"a_zp": r.scalar(top, 2, "a_zp"), "b_zp": r.scalar(top, 3, "b_zp")})

@@ -48,3 +48,9 @@ def tosa(t, op) -> None:
     x, pad = t.window(op, t.input(op, 0), t.tensor(op.inputs[0]).shape, a["kernel"], a)
     t.emit("MAX_POOL2D", [x], [t.output(op)],
            t.attr("MaxPool2d", [int(v) for v in a["kernel"]], [int(v) for v in a["stride"]], pad, t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 MAX_POOL2D: ``kernel``, ``stride``, ``pad`` (``nan_mode`` has no effect on integers)."""
+    a = top.attrs
+    r.emit(OP, top, [r.input(top, 0)], {"kernel": a["kernel"], "stride": a["stride"], "pad": a["pad"]})

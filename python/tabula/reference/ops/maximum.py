@@ -29,3 +29,9 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 MAXIMUM: inputs ``a``, ``b`` (int32, broadcasting) -> int32; ``nan_mode`` PROPAGATE (integers)."""
     t.emit("MAXIMUM", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Maximum", t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 MAXIMUM (int32; other dtypes are outside the contract) -> MAXIMUM (``nan_mode`` has no effect on
+    integers)."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

@@ -29,3 +29,9 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 MINIMUM: inputs ``a``, ``b`` (int32, broadcasting) -> int32; ``nan_mode`` PROPAGATE (integers)."""
     t.emit("MINIMUM", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Minimum", t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 MINIMUM (int32; other dtypes are outside the contract) -> MINIMUM (``nan_mode`` has no effect on
+    integers)."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

@@ -43,3 +43,9 @@ def tosa(t, op) -> None:
     """TOSA 1.0 MUL: inputs ``a``, ``b`` (int32, broadcasting) and ``shift`` (CONST int8 [1]) -> int32."""
     shift = t.const(np.array([int(op.attrs.get("shift", 0))]), "int8")
     t.emit("MUL", [t.input(op, 0), t.input(op, 1), shift], [t.output(op)], t.attr("Mul"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 MUL: ``a``, ``b`` (int32) and ``shift`` (a CONST int8 [1]) -> MUL with attribute ``shift``
+    (int8 / int16 operands are outside the contract: the IR multiplies int32)."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)], {"shift": r.scalar(top, 2, "shift")})

@@ -44,3 +44,11 @@ def tosa(t, op) -> None:
     padding = [int(v) for b, a in zip(op.attrs["pad_before"], op.attrs["pad_after"]) for v in (b, a)]
     value = t.const(np.array([int(op.attrs["pad_value"])]), x.dtype)
     t.emit("PAD", [t.input(op, 0), t.shape(padding), value], [t.output(op)], t.attr("Pad"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 PAD: ``padding`` (CONST_SHAPE, interleaved before / after per dim) and ``pad_const``
+    (CONST [1]) -> ``pad_before``, ``pad_after``, ``pad_value``."""
+    padding = r.shape(top, 1, "padding")
+    r.emit(OP, top, [r.input(top, 0)], {"pad_before": padding[0::2], "pad_after": padding[1::2],
+                                         "pad_value": r.scalar(top, 2, "pad_const")})

@@ -35,3 +35,8 @@ def tosa(t, op) -> None:
     """TOSA 1.0 REDUCE_MIN: input ``x``; attributes ``axis``, ``nan_mode`` PROPAGATE (integers have no NaN)."""
     t.emit("REDUCE_MIN", [t.input(op, 0)], [t.output(op)],
            t.attr("ReduceMin", int(op.attrs["axis"]), t.NanPropagationMode.PROPAGATE))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 REDUCE_MIN: attribute ``axis`` (``nan_mode`` has no effect on integers)."""
+    r.emit(OP, top, [r.input(top, 0)], {"axis": int(top.attrs["axis"])})

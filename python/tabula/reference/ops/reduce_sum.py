@@ -34,3 +34,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 REDUCE_SUM: input ``x`` (int32); attribute ``axis``."""
     t.emit("REDUCE_SUM", [t.input(op, 0)], [t.output(op)], t.attr("ReduceSum", int(op.attrs["axis"])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 REDUCE_SUM: attribute ``axis``."""
+    r.emit(OP, top, [r.input(top, 0)], {"axis": int(top.attrs["axis"])})

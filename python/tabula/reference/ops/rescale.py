@@ -95,3 +95,26 @@ def tosa(t, op, x: str | None = None, out: str | None = None) -> None:
                 t.zp(a.get("input_zp", 0), xt.dtype), t.zp(a.get("output_zp", 0), yt.dtype)]
     t.emit("RESCALE", operands, [out or t.output(op)],
            t.attr("Rescale", scale32, t.RoundingMode.SINGLE_ROUND, bool(m.size > 1), False, False))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 RESCALE: ``multiplier`` (CONST int32, int16 when ``scale32`` is false), ``shift`` (CONST
+    int8), ``input_zp``, ``output_zp`` (CONST [1]) -> attributes; ``per_channel`` gives one multiplier per
+    channel of the last axis.  Unsupported (tabula implements neither): ``rounding_mode`` other than
+    SINGLE_ROUND (DOUBLE_ROUND, INEXACT_ROUND), ``input_unsigned`` / ``output_unsigned`` (tabula's types
+    are signed), and a 0 multiplier (the IR refuses it: every value would become the output zero point)."""
+    a = top.attrs
+    if a.get("rounding_mode") != "SINGLE_ROUND":
+        raise r.unsupported(top, "rounding_mode", a.get("rounding_mode"),
+                            "tabula rounds once, half toward +infinity: SINGLE_ROUND")
+    for k in ("input_unsigned", "output_unsigned"):
+        if a.get(k):
+            raise r.unsupported(top, k, True, "tabula's types are signed")
+    m = [int(v) for v in r.const(top, 1, "multiplier").reshape(-1)]
+    s = [int(v) for v in r.const(top, 2, "shift").reshape(-1)]
+    if not a.get("per_channel") and len(m) != 1:
+        raise r.unsupported(top, "multiplier", f"of {len(m)} entries with per_channel false", "one expected")
+    if 0 in m:
+        raise r.unsupported(top, "multiplier", 0, "the IR refuses a 0 multiplier: every value would be the output zero point")
+    r.emit(OP, top, [r.input(top, 0)], {"input_zp": r.scalar(top, 3, "input_zp"), "output_zp": r.scalar(top, 4, "output_zp"),
+                                         "multiplier": m, "shift": s, "scale32": bool(a["scale32"])})

@@ -31,3 +31,8 @@ def tosa(t, op) -> None:
     """TOSA 1.0 RESHAPE: inputs ``x`` and ``shape`` (CONST_SHAPE)."""
     out = t.tensor(op.outputs[0])
     t.reshape(t.input(op, 0), out.shape, out.dtype, out=t.output(op))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 RESHAPE: ``shape`` (CONST_SHAPE) -> attribute ``shape``."""
+    r.emit(OP, top, [r.input(top, 0)], {"shape": r.shape(top, 1, "shape")})

@@ -36,3 +36,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 REVERSE: input ``x``; attribute ``axis``."""
     t.emit("REVERSE", [t.input(op, 0)], [t.output(op)], t.attr("Reverse", int(op.attrs["axis"])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 REVERSE: attribute ``axis`` (BOOL inputs are unsupported: the IR holds bool only as a mask)."""
+    r.emit(OP, top, [r.input(top, 0)], {"axis": int(top.attrs["axis"])})

@@ -45,3 +45,9 @@ def tosa(t, op) -> None:
     flag = t.temp(t.tensor(op.inputs[0]).shape, "bool")
     t.emit("CAST", [t.input(op, 0)], [flag], t.attr("Cast"))
     t.emit("SELECT", [flag, t.input(op, 1), t.input(op, 2)], [t.output(op)], t.attr("Select"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 SELECT: the BOOL condition read as the IR's int8 mask; ``a`` and ``b`` int8 / int16 / int32
+    (BOOL operands are unsupported: the IR's SELECT moves codes of those types)."""
+    r.emit(OP, top, [r.input(top, 0, mask=True), r.input(top, 1), r.input(top, 2)])

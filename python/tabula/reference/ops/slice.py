@@ -36,3 +36,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 SLICE: inputs ``x``, ``start`` and ``size`` (CONST_SHAPE, one entry per dim)."""
     t.emit("SLICE", [t.input(op, 0), t.shape(op.attrs["start"]), t.shape(op.attrs["size"])], [t.output(op)], t.attr("Slice"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 SLICE: ``start`` and ``size`` (CONST_SHAPE) -> attributes."""
+    r.emit(OP, top, [r.input(top, 0)], {"start": r.shape(top, 1, "start"), "size": r.shape(top, 2, "size")})

@@ -30,3 +30,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 SUB: inputs ``a``, ``b`` (int32, broadcasting) -> int32."""
     t.emit("SUB", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Sub"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 SUB (int32) -> SUB."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

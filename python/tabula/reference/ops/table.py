@@ -54,3 +54,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 TABLE: inputs ``x`` and ``table`` (CONST); int8 -> int8, int16 -> int32."""
     t.emit("TABLE", [t.input(op, 0), t.input(op, 1)], [t.output(op)], t.attr("Table"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 TABLE: ``x`` and ``table`` (int8 [256] -> int8, int16 [513] -> int32)."""
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1)])

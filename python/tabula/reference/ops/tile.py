@@ -35,3 +35,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 TILE: inputs ``x`` and ``multiples`` (CONST_SHAPE, one entry per dim)."""
     t.emit("TILE", [t.input(op, 0), t.shape(op.attrs["multiples"])], [t.output(op)], t.attr("Tile"))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 TILE: ``multiples`` (CONST_SHAPE) -> attribute."""
+    r.emit(OP, top, [r.input(top, 0)], {"multiples": r.shape(top, 1, "multiples")})

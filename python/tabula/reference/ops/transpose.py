@@ -34,3 +34,8 @@ bound = None
 def tosa(t, op) -> None:
     """TOSA 1.0 TRANSPOSE: input ``x``; attribute ``perms``."""
     t.emit("TRANSPOSE", [t.input(op, 0)], [t.output(op)], t.attr("Transpose", [int(p) for p in op.attrs["perms"]]))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 TRANSPOSE: attribute ``perms``."""
+    r.emit(OP, top, [r.input(top, 0)], {"perms": [int(p) for p in top.attrs["perms"]]})

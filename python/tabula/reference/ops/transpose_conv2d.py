@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from tabula import dtypes
 
-from .._checks import AccBound, TType, check_arrays, input_reach, ints, need, to_acc_exact, weighted
+from .._checks import (AccBound, TType, check_arrays, check_tosa_acc_type, input_reach, ints, need, to_acc_exact, tosa_bias,
+                      weighted)
 
 OP = "TRANSPOSE_CONV2D"
 
@@ -101,3 +102,15 @@ def tosa(t, op) -> None:
     t.emit("TRANSPOSE_CONV2D", [t.input(op, 0), t.input(op, 1), t.input(op, 2), *zps], [t.output(op)],
            t.attr("TransposeConv2d", [int(v) for v in a["out_pad"]], [int(v) for v in a["stride"]], False,
                   t.dtype(dtypes.ACC_DTYPE[xt.dtype])))
+
+
+def from_tosa(r, top) -> None:
+    """TOSA 1.0 TRANSPOSE_CONV2D: ``x``, ``w`` (OHWI), ``b`` (``[Cout]``, or ``[1]``: a constant is broadcast),
+    ``input_zp``, ``weight_zp`` (CONST [1]) -> TRANSPOSE_CONV2D with ``out_pad``, ``stride`` and the zero points;
+    ``acc_type`` must be the IR's accumulator of ``x`` (INT32 for int8, INT48 for int16)."""
+    a = top.attrs
+    check_tosa_acc_type(r, top, dtypes.ACC_DTYPE)
+    cout = r.tosa_tensor(top.inputs[1])[0][0]
+    r.emit(OP, top, [r.input(top, 0), r.input(top, 1), tosa_bias(r, top, 2, cout)],
+           {"out_pad": a["out_pad"], "stride": a["stride"], "input_zp": r.scalar(top, 3, "input_zp"),
+            "weight_zp": r.scalar(top, 4, "weight_zp")})
