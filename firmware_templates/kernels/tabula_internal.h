@@ -31,6 +31,17 @@ static inline int32_t tabula_u32_to_s32(uint32_t u)
     return (u <= 0x7FFFFFFFu) ? (int32_t)u : -(int32_t)(~u) - 1;
 }
 
+/* The int8 / int16 whose two's complement bit pattern is u (LOGICAL_LEFT_SHIFT keeps the type's width). */
+static inline int8_t tabula_u8_to_s8(uint8_t u)
+{
+    return (u <= 0x7Fu) ? (int8_t)u : (int8_t)(-(int32_t)(uint8_t)(~u) - 1);
+}
+
+static inline int16_t tabula_u16_to_s16(uint16_t u)
+{
+    return (u <= 0x7FFFu) ? (int16_t)u : (int16_t)(-(int32_t)(uint16_t)(~u) - 1);
+}
+
 /* The int64 whose two's complement bit pattern is u. */
 static inline int64_t tabula_u64_to_s64(uint64_t u)
 {
@@ -72,6 +83,29 @@ static inline int32_t tabula_mul_elem_s32(int32_t a, int32_t b, int32_t shift)
         }                                                                                                 \
         (idx)[i] = 0;                                                                                     \
     }
+
+/* TABULA_INDEX_NEXT for a kernel whose walk is its work: after the last element the kernel returns
+ * TABULA_OK, else i is the axis that advanced.  TRANSPOSE, SELECT and the broadcasting binary ops walk
+ * their output so, each operand's offset then moved by its tabula_index_steps step[i]. */
+#define TABULA_INDEX_NEXT_OR_RETURN(i, idx, shape, n)                                                      \
+    TABULA_INDEX_NEXT(i, idx, shape, n)                                                                   \
+    if ((i) < 0) {                                                                                        \
+        return TABULA_OK;                                                                                 \
+    }
+
+/* What an operand's offset moves by at each step of TABULA_INDEX_NEXT over shape[0..n), for an operand
+ * read with stride[i] along axis i (0: broadcast): step[i] when axis i advances and the axes after it
+ * wrap to 0 (stride[i] less what those axes had moved).  step may be stride (the steps replace the
+ * strides); every dimension is >= 1. */
+static inline void tabula_index_steps(const int32_t *stride, const int32_t *shape, int32_t n, int32_t *step)
+{
+    int32_t i, back = 0;
+    for (i = n - 1; i >= 0; --i) {
+        const int32_t s = stride[i];
+        step[i] = s - back;
+        back += s * (shape[i] - 1);
+    }
+}
 
 /* floor(x / 2^s) for 0 <= s <= 31 (tabula_asr64's 32-bit twin). */
 static inline int32_t tabula_asr32(int32_t x, int32_t s)

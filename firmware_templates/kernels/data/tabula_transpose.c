@@ -1,10 +1,11 @@
 /*
- * TRANSPOSE: walks the output in order with an odometer over the permuted input strides.  Contract:
+ * TRANSPOSE: walks the output in order with an odometer (TABULA_INDEX_NEXT) over the permuted input
+ * strides (the offset moved by tabula_index_steps).  Contract:
  * manifest.toml (data); Python twin: tabula/reference/ops/transpose.py.
  */
 #include <string.h>
 
-#include "tabula_kernels.h"
+#include "tabula_internal.h"
 
 tabula_status tabula_transpose(const void *input, const int32_t *in_shape, const int32_t *perms,
                                int32_t rank, int32_t elem_bytes, void *output)
@@ -34,7 +35,11 @@ tabula_status tabula_transpose(const void *input, const int32_t *in_shape, const
         idx[i] = 0;
         total *= out_shape[i];
     }
-    for (k = 0; k < total; ++k) {
+    if (total == 0) {
+        return TABULA_OK;
+    }
+    tabula_index_steps(stride, out_shape, rank, stride);
+    for (k = 0;; ++k) {
         switch (elem_bytes) {
         case 1:
             dst[k] = src[off];
@@ -46,14 +51,7 @@ tabula_status tabula_transpose(const void *input, const int32_t *in_shape, const
             memcpy(dst + 4 * k, src + 4 * off, 4);
             break;
         }
-        for (i = rank - 1; i >= 0; --i) {
-            off += stride[i];
-            if (++idx[i] < out_shape[i]) {
-                break;
-            }
-            off -= stride[i] * out_shape[i];
-            idx[i] = 0;
-        }
+        TABULA_INDEX_NEXT_OR_RETURN(i, idx, out_shape, rank)
+        off += stride[i];
     }
-    return TABULA_OK;
 }

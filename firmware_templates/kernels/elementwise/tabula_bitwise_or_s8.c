@@ -1,7 +1,7 @@
-/* BITWISE_OR int8 with broadcasting: the body is tabula_binary_impl.h, the contract manifest.toml. */
+/* BITWISE_OR int8 with broadcasting: the body is tabula_broadcast_impl.h, the contract manifest.toml. */
 #define TABULA_FN tabula_bitwise_or_s8
 #define TABULA_IN_T int8_t
 #define TABULA_OUT_T int8_t
 #define TABULA_ELEM(x, y) ((x) | (y))
 
-#include "tabula_binary_impl.h"
+#include "tabula_broadcast_impl.h"

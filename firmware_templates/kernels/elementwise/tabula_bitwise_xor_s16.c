@@ -1,7 +1,7 @@
-/* BITWISE_XOR int16 with broadcasting: the body is tabula_binary_impl.h, the contract manifest.toml. */
+/* BITWISE_XOR int16 with broadcasting: the body is tabula_broadcast_impl.h, the contract manifest.toml. */
 #define TABULA_FN tabula_bitwise_xor_s16
 #define TABULA_IN_T int16_t
 #define TABULA_OUT_T int16_t
 #define TABULA_ELEM(x, y) ((x) ^ (y))
 
-#include "tabula_binary_impl.h"
+#include "tabula_broadcast_impl.h"

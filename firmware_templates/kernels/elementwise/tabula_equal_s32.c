@@ -1,7 +1,6 @@
-/* EQUAL int32 -> int8 mask with broadcasting: the body is tabula_binary_impl.h, the contract manifest.toml. */
+/* EQUAL int32 -> int8 mask with broadcasting: the body is tabula_broadcast_impl.h, the contract manifest.toml. */
 #define TABULA_FN tabula_equal_s32
-#define TABULA_IN_T int32_t
 #define TABULA_OUT_T int8_t
 #define TABULA_ELEM(x, y) ((x) == (y) ? 1 : 0)
 
-#include "tabula_binary_impl.h"
+#include "tabula_broadcast_impl.h"

@@ -1,7 +1,7 @@
-/* LOGICAL_LEFT_SHIFT int16 with broadcasting: the body is tabula_binary_impl.h (TABULA_SHIFT_BITS), the
+/* LOGICAL_LEFT_SHIFT int16 with broadcasting: the body is tabula_broadcast_impl.h (TABULA_SHIFT_BITS), the
  * contract manifest.toml. */
 #define TABULA_FN tabula_logical_left_shift_s16
 #define TABULA_IN_T int16_t
 #define TABULA_OUT_T int16_t
 #define TABULA_SHIFT_BITS 16
-#include "tabula_binary_impl.h"
+#include "tabula_broadcast_impl.h"

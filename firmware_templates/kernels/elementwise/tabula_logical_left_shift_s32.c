@@ -1,7 +1,5 @@
-/* LOGICAL_LEFT_SHIFT int32 with broadcasting: the body is tabula_binary_impl.h (TABULA_SHIFT_BITS), the
+/* LOGICAL_LEFT_SHIFT int32 with broadcasting: the body is tabula_broadcast_impl.h (TABULA_SHIFT_BITS), the
  * contract manifest.toml. */
 #define TABULA_FN tabula_logical_left_shift_s32
-#define TABULA_IN_T int32_t
-#define TABULA_OUT_T int32_t
 #define TABULA_SHIFT_BITS 32
-#include "tabula_binary_impl.h"
+#include "tabula_broadcast_impl.h"

@@ -2,5 +2,5 @@
  * contract manifest.toml. */
 #define TABULA_FN tabula_reduce_sum_s32
 #define TABULA_T int32_t
-#define TABULA_REDUCE_SUM 1
+#define TABULA_REDUCE TABULA_REDUCE_SUM
 #include "tabula_reduce_impl.h"
