@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers import run_table_graph_c
 from tabula import dtypes, qmath, rules
 from tabula import tosa as T
 from tabula.ir import Graph, Op, Tensor
@@ -22,28 +23,6 @@ ALL = {"int8": np.arange(-128, 128, dtype=np.int8), "int16": np.arange(-32768, 3
 
 def test_cases_cover_every_table_op():
     assert {c.function for c in CASES} == set(rules.TABLE)
-
-
-def _run_c(g: Graph, x: np.ndarray, kernel_lib) -> dict[str, np.ndarray]:
-    """Every op of a table-op graph through our C kernels (host build), in order: tensor name -> value."""
-    vals = {"x": x}
-    for op in g.ops:
-        a = vals[op.inputs[0]]
-        if op.op == "TABLE":
-            out = kernel_lib.table(a, g.constants[op.inputs[1]])
-        elif op.op == "RESCALE":
-            at = op.attrs
-            out = kernel_lib.rescale(a, input_zp=at["input_zp"], output_zp=at["output_zp"], multiplier=at["multiplier"],
-                                     shift=at["shift"], output_dtype=g.tensors[op.outputs[0]].dtype)
-        elif op.op == "CLAMP":
-            out = kernel_lib.clamp(a, op.attrs["min"], op.attrs["max"])
-        elif op.op == "MUL":
-            out = kernel_lib.mul(a, vals[op.inputs[1]], op.attrs.get("shift", 0))
-        else:
-            assert op.op in ("ADD", "SUB"), op.op
-            out = (kernel_lib.add if op.op == "ADD" else kernel_lib.sub)(a, vals[op.inputs[1]])
-        vals[op.outputs[0]] = out
-    return vals
 
 
 @pytest.mark.host
@@ -71,7 +50,7 @@ def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
         assert g.outputs[-1] == "y"
         ref = dict(zip(g.outputs, run_graph(g, [x])))
         tosa = dict(zip(g.outputs, T.run_graph(g, [x])))
-        c = _run_c(g, x, kernel_lib)
+        c = run_table_graph_c(g, x, kernel_lib)
         for n in g.outputs:
             np.testing.assert_array_equal(tosa[n], ref[n], err_msg=n)
             np.testing.assert_array_equal(c[n], ref[n], err_msg=n)
