@@ -261,3 +261,38 @@ def test_saturating_grids_and_a_coarse_table_are_named(digits_report, digits_pro
     assert f"{calib['conv2d']['clipped']:.1%}" in first["text"]
     table = [w for w in rep["warnings"] if w["kind"] == "table"]
     assert len(table) == 1 and table[0]["tensor"] == "tanh" and "1.60 output LSB" in table[0]["text"]
+
+
+def test_the_run_stage_figures_equal_the_direct_ones_when_dim_0_is_not_the_batch(tmp_path):
+    """float_layers.npz keeps each sample on its own leading axis: a tensor whose first dim is not the batch (a
+    TRANSPOSE [1, 6, 8] -> [6, 1, 8], as attention layers make) is compared sample by sample, not joined along
+    its own first dim (which read other samples' values as this one's: -24 dB on kws_transformer)."""
+    from tabula.reference.interpreter import run_graph
+    from tabula.report.stage import float_layers_file, float_model, layers_from_run, read_float_layers
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.b(torch.relu(self.a(x)).transpose(0, 1))
+
+    torch.manual_seed(0)
+    m, x = M().eval(), torch.randn(12, 6, 8)
+    program = tabula.lower(tabula.quantize(m, (x[:1],), [(c[None],) for c in x]))
+    assert any(op.op == "TRANSPOSE" for op in program.graph.ops)
+    ep = torch.export.export(m, (x[:1],))
+    xs = x.numpy()
+    float_layers_file(program, ep, xs, tmp_path / "float_layers.npz")
+    stored = read_float_layers(tmp_path / "float_layers.npz")
+    traces = [{} for _ in range(stored["n"])]
+    for i, tr in enumerate(traces):
+        run_graph(program.graph, program.quantize_inputs(xs[i : i + 1]), trace=tr)
+    via_file = layers_from_run(program, stored, traces)["tensors"]
+    direct = analyze_layers(program, float_model(ep, xs), xs, limit=stored["n"])["tensors"]
+    transposed = [op.outputs[0] for op in program.graph.ops if op.op == "TRANSPOSE"]
+    assert transposed and all(t in via_file for t in transposed)
+    for t, fig in direct.items():
+        assert via_file[t]["sqnr_db"] == fig["sqnr_db"], t
+    assert min(via_file[t]["sqnr_db"] for t in transposed) > 25

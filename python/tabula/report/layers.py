@@ -144,7 +144,7 @@ def layer_errors(graph, matches: dict[str, tuple[str, bool]],
 def traced_errors(graph, floats: dict[str, np.ndarray], traces: list[dict[str, np.ndarray]],
                   nodes: dict[str, str] | None = None) -> dict[str, dict]:
     """:func:`layer_errors` from values already computed: ``floats`` (IR tensor -> the float values of its
-    node over the samples, ``[n, ...]``, already in the tensor's layout) and ``traces`` (the reference's
+    node over the samples, ``[n, *the tensor's shape]``: sample i at ``[i]``, already in the tensor's layout) and ``traces`` (the reference's
     every intermediate, one dict per sample: :func:`tabula.reference.interpreter.run_graph` ``trace``) --
     what the run stage does with the float stage's ``float_layers.npz`` and its own reference run.
     ``nodes``: tensor -> float node name, for the ``float_node`` figure."""
@@ -156,7 +156,9 @@ def traced_errors(graph, floats: dict[str, np.ndarray], traces: list[dict[str, n
         a = acc.setdefault(name, _Error())
         for i, tr in enumerate(traces[: len(f)]):
             if name in tr:
-                a.add(np.asarray(f[i : i + 1], np.float64), _dequant(t, tr[name]), float(t.scale))
+                d = _dequant(t, tr[name])
+                if f[i].size == d.size:  # the same values in the tensor's layout (a stale file: skipped)
+                    a.add(np.asarray(f[i], np.float64).reshape(d.shape), d, float(t.scale))
     return {name: {"float_node": (nodes or {}).get(name, name), **a.figures()} for name, a in acc.items() if a.samples}
 
 

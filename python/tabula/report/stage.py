@@ -86,8 +86,8 @@ def analyze_layers(program, fm, xs, limit: int | None = None) -> dict:
 
 def float_layers_file(program, model, xs, path, digest=None) -> int:
     """Write ``float_layers.npz``: the float model's value of every IR tensor with a float counterpart
-    (:func:`tabula.report.layers.float_counterparts`; ``t/<tensor>`` float32 ``[n, ...]`` in the tensor's
-    layout) on the first test inputs ``xs`` (an array, or one per model input; at most LAYER_SAMPLES, and
+    (:func:`tabula.report.layers.float_counterparts`; ``t/<tensor>`` float32 ``[n, *the tensor's shape]``:
+    sample i at ``[i]``, in the tensor's layout) on the first test inputs ``xs`` (an array, or one per model input; at most LAYER_SAMPLES, and
     LAYER_BYTES of values), with
     ``nodes`` (the JSON of tensor -> node), ``weights`` (the JSON of :func:`weight_errors`) and
     ``data_sha256`` (``digest(samples)``, of the samples kept).  The run stage compares them with the reference's
@@ -110,7 +110,9 @@ def float_layers_file(program, model, xs, path, digest=None) -> int:
         for t, (node, transpose) in m.items():
             v = values[node]
             keep[t].append((v.transpose(0, 2, 3, 1) if transpose else v).astype(np.float32))
-    arrays = {f"t/{t}": np.concatenate(v) for t, v in keep.items() if v}
+    # one entry per sample on a new leading axis: a tensor's own first dim need not be the batch (a
+    # TRANSPOSE [1, 49, 32] -> [49, 1, 32]), so the samples are not joined along it
+    arrays = {f"t/{t}": np.stack(v) for t, v in keep.items() if v}
     nodes = {t: node for t, (node, _) in m.items()}
     weights = weight_errors(program.graph, fm)
     write_atomic(path, lambda tmp: np.savez(tmp, nodes=np.array(json.dumps(nodes)), weights=np.array(json.dumps(weights)),
