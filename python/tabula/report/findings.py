@@ -64,8 +64,13 @@ def _codes(rep: dict) -> list[dict]:
         out.append(_w("codes", r, (
             f"{_where(r)}: its {r['dtype']} grid (scale {_g(r['scale'])}) spans only {c['codes_central']:.1f} codes over the "
             f"central {c.get('central', 0.98):.0%} of its calibration values ([{c['lo']:.3g}, {c['hi']:.3g}], of "
-            f"[{c['min']:.3g}, {c['max']:.3g}]): most values land on a few codes; fix: {fix}, or use scheme=a16w8")))
+            f"[{c['min']:.3g}, {c['max']:.3g}]): most values land on a few codes; fix: {fix}{_or_a16w8(r)}")))
     return out
+
+
+def _or_a16w8(r: dict, lead: str = ", or use scheme=a16w8") -> str:
+    """The scheme=a16w8 suggestion, for an int8 layer only (an int16 one has it already)."""
+    return lead if r.get("dtype") == "int8" else ""
 
 
 def _g(scale) -> str:
@@ -98,10 +103,10 @@ def _drop(rep: dict) -> list[dict]:
             continue  # the unavoidable rounding onto a well-used grid
         if r["op"] == "TABLE" or (r.get("table") is not None):
             fix = ("its output grid is too coarse where the data lies (see its codes warning, if any): clamp its input "
-                   "to the range that matters, or use scheme=a16w8")
+                   "to the range that matters" + _or_a16w8(r))
         elif r.get("weighted"):
             fix = ("its int8 weights or its output grid: look at its weight SQNR, fold outliers (per-channel weights are "
-                   "used already), try scheme=a16w8, or quantization-aware training")
+                   "used already)" + _or_a16w8(r, ", try scheme=a16w8") + ", or quantization-aware training")
         else:
             fix = "its output grid (calibration range) is too wide for the values the data gives; clamp or recalibrate"
         out.append(_w("drop", r, (
@@ -121,7 +126,7 @@ def _table(rep: dict, graph) -> list[dict]:
         out.append(_w("table", r, (
             f"{where}: TABLE {t.get('function')} {t.get('dtype', '')} errs by up to {t['max_lsb']:.2f} output LSB over its "
             f"input codes (> 1 LSB, form {t.get('form', 'single')}); fix: a narrower input range (clamp what feeds it) "
-            "or scheme=a16w8 (int16 table plans stay within 1 LSB)")))
+            + _or_a16w8(r or {"dtype": t.get("dtype")}, "or scheme=a16w8 (int16 table plans stay within 1 LSB)"))))
     return out
 
 
