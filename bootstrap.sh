@@ -22,8 +22,17 @@ if [ -n "$missing" ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! $PY -c "import tabula, torch, torchao, SCons, pyocd, cmsis_pack_manager, ethosu.vela, onnx, onnx2torch" >/dev/null 2>&1 \
-   || [ pyproject.toml -nt .bootstrap-stamp ]; then
+# installed already: every dependency found (onnx2torch by its files: it does not import without torchvision,
+# which tabula.importers.onnx stands in for) and the editable tabula is *this* checkout's
+installed() {
+    $PY - <<'PYEOF' >/dev/null 2>&1
+import importlib.util, pathlib, sys
+import tabula, torch, torchao, SCons, pyocd, cmsis_pack_manager, ethosu.vela, onnx
+here = pathlib.Path("python").resolve()
+sys.exit(0 if importlib.util.find_spec("onnx2torch") and here in pathlib.Path(tabula.__file__).resolve().parents else 1)
+PYEOF
+}
+if ! installed || [ pyproject.toml -nt .bootstrap-stamp ]; then
     echo "bootstrap: installing the tabula Python package and its dependencies"
     # torch is pinned to the CPU build; an open range would pull a multi-GB CUDA build.
     $PY -m pip install -q --disable-pip-version-check "torch==2.13.0"
