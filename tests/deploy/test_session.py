@@ -585,7 +585,7 @@ def test_run_on_board_with_host_runner(tmp_path, monkeypatch):
 def test_qemu_runner_command_and_missing_binary(tmp_path, monkeypatch):
     cmd = qemu_command("fw.elf", {"serial_index": 2, "icount_shift": None}, 4321)
     assert cmd[cmd.index("-chardev") + 1] == \
-        "socket,id=uart,host=127.0.0.1,port=4321,server=on,wait=on"
+        "socket,id=uart,host=127.0.0.1,port=4321,server=on,wait=on,nodelay=on"
     assert cmd[cmd.index("-serial"):-2] == ["-serial", "null", "-serial", "null",
                                             "-serial", "chardev:uart"]
     assert "-icount" not in cmd and "-nographic" not in cmd and cmd[-2:] == ["-kernel", "fw.elf"]

@@ -114,7 +114,10 @@ class SocketLink:
 
     @classmethod
     def connect(cls, host: str, port: int, timeout_s: float = 5.0, **kwargs) -> "SocketLink":
-        return cls(socket.create_connection((host, port), timeout=timeout_s), **kwargs)
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+        # frames are short and each waits for its reply: Nagle's algorithm would hold them back
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(sock, **kwargs)
 
     def write(self, data: bytes) -> None:
         self.sock.settimeout(self.write_timeout_s)
