@@ -9,18 +9,20 @@ checks, the ops decomposed before quantization; its header names the source comm
 model in :data:`CASES` -- the PyTorch call that reaches it, on a seeded random input of a range that suits it --
 and is, for tabula:
 
-* **covered**: its model's captured float graph, after tabula's passes, holds only ops of ``tabula.rules``
-  (``rules`` column: which), and no lowering refuses a node of it (the same check ``tabula.quantize`` makes
-  before calibrating).  An op ExecuTorch lists may reach tabula as other aten ops (``F.pad`` is ``aten.pad``
-  in the exported graph, ``constant_pad_nd`` only when called as such): the model is the call, the check is
-  on what ``torch.export`` gives.  Constant makers (``arange``, ``eye``, ...) are covered when folded into a
-  constant; identities (``alias``, ``detach``, ``clone``) when removed.
-* **refused**: the first line of tabula's own error, with the category of :data:`REASONS` where one is
-  stated.  An op that lands later is found covered by the same run.
+* **covered**: its model's captured float graph, after tabula's passes, holds only ops with a rule in
+  ``tabula.rules`` and a lowering (the ``class`` column: the rule's class), and no lowering refuses a node of
+  it (the same check ``tabula.quantize`` makes before calibrating).  An op ExecuTorch lists may reach tabula
+  as other aten ops (``F.pad`` is ``aten.pad`` in the exported graph, ``constant_pad_nd`` only when called as
+  such): the model is the call, the check is on what ``torch.export`` gives.  Constant makers (``arange``,
+  ``eye``, ...) are covered when folded into a constant; identities (``alias``, ``detach``, ``clone``) when
+  removed.
+* **refused**: the ops tabula's own error names (each as its line says it: ``aten.div by an activation
+  (...)``), with the category of :data:`REASONS` where one is stated.  An op that lands later is found
+  covered by the same run.
 
 For each covered op, int8 and a16w8: quantize (16 calibration inputs and the 8 test inputs, so no test value
 falls outside a calibrated grid and the error is the op's), lower, generate the C, build it for the
-host board (``_host_firmware.py``) and run 8 other inputs on it: ``exact`` = the firmware's outputs equal the
+host board (``_host_firmware.py``) and run the 8 test inputs on it: ``exact`` = the firmware's outputs equal the
 Python integer reference's (every element); ``LSB`` = max |dequantized output - float model| in output LSB and
 the SQNR vs float; for an elementwise op of one activation also ``q(f(dq(x)))`` = max |output code - the code
 of the float function of the dequantized input|, the op's own rounding (the goal: <= 1 LSB).  Masks and indices:
@@ -156,7 +158,7 @@ CASES: dict[str, Case] = {
     "aten.atanh.default": un(torch.atanh, -0.95, 0.95),
     "aten.bitwise_and.Scalar": fn(lambda x: (x > 0) & True),
     "aten.bitwise_and.Tensor": fn(lambda x: (x > 0) & (x < 1)),
-    "aten.bitwise_left_shift.Tensor": fn(lambda x: torch.bitwise_left_shift(x.round().to(i32), torch.tensor(2, dtype=i32))),
+    "aten.bitwise_left_shift.Tensor": fn(lambda x: torch.bitwise_left_shift(x.round().to(i32), torch.tensor(2))),
     "aten.bitwise_not.default": fn(lambda x: ~(x > 0)),
     "aten.bitwise_or.Scalar": fn(lambda x: (x > 0) | False),
     "aten.bitwise_or.Tensor": fn(lambda x: (x < -1) | (x > 1)),
@@ -248,7 +250,7 @@ CASES: dict[str, Case] = {
     "aten.__rshift__.Scalar": fn(lambda x: x.round().to(i32) >> 1),
     "aten.as_strided_copy.default": fn(lambda x: torch.as_strided(x, (1, 8, 8), (128, 16, 2))),
     "aten.avg_pool2d.default": mod(lambda: nn.AvgPool2d(2), IMG),
-    "aten.bitwise_right_shift.Tensor": fn(lambda x: torch.bitwise_right_shift(x.round().to(i32), torch.tensor(1, dtype=i32))),
+    "aten.bitwise_right_shift.Tensor": fn(lambda x: torch.bitwise_right_shift(x.round().to(i32), torch.tensor(1))),
     "aten.conv_transpose2d.input": mod(lambda: nn.ConvTranspose2d(4, 4, 3, stride=2), IMG),
     "aten.convolution.default": mod(lambda: nn.Conv2d(4, 8, 3, padding=1), IMG),
     "aten.embedding.default": mod(lambda: Embed(), note="indices from argmax (tabula's inputs are float)"),
@@ -403,10 +405,11 @@ def _outputs(value) -> list[torch.Tensor]:
 
 
 def build_and_run(op: str, scheme: str, out: Path, cache: Path) -> dict:
-    """Quantize ``op``'s model in ``scheme`` (16 calibration inputs and the test inputs), lower it, generate and build the host
-    firmware and run 8 other inputs on it.  ``exact``: every output element equals the Python integer
-    reference's; ``lsb``: max |output - float| in output LSB, ``sqnr_db`` vs float (masks and indices:
-    ``differ``, the elements unlike the float model's); ``lsb_fdq``: max |output code - q(f(dq(x)))| (unary ops)."""
+    """Quantize ``op``'s model in ``scheme`` (16 calibration inputs and the test inputs), lower it, generate and
+    build the host firmware and run the 8 test inputs on it.  ``exact``: every output element equals the Python
+    integer reference's; ``lsb``: max |output - float| in output LSB, ``sqnr_db`` vs float (masks and indices:
+    ``differ``, the elements unlike the float model's); ``lsb_fdq``: max |output code - q(f(dq(x)))| (unary
+    ops).  A stage that fails gives ``error``, its first line."""
     import tabula
     from tabula.deploy import run_on_board
     from tabula.qmath import quantize_round_half_even
@@ -547,7 +550,8 @@ def main(argv=None) -> int:
     if not a.no_build:
         bad = [(r["op"], s) for r in rows if r["covered"] for s in SCHEMES
                if "error" in r[s] or not r[s]["exact"] or (r[s]["lsb_fdq"] or 0) > 1]
-        print(f"\nnot bit-exact, failed, or > 1 LSB from q(f(dq(x))): {', '.join(f'{o} {s}' for o, s in bad) or 'none'}")
+        listed_bad = ", ".join(f"{o} {s}" for o, s in bad) or "none"
+        print(f"\nnot bit-exact, failed, or > 1 LSB from q(f(dq(x))): {listed_bad}")
     print(f"({time.monotonic() - t0:.0f} s)")
     if a.json:
         Path(a.json).write_text(json.dumps({"covered": len(covered), "total": len(counted), "rows": rows}, indent=1,
