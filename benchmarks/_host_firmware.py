@@ -1,12 +1,13 @@
-"""A host firmware for many small programs, fast: the kernels, the host board's C and the protocol are compiled
-once into ``<cache>/obj/``; each program then compiles only its generated ``model.c`` and the runtime's ``main.c``
-(which includes that program's ``model.h``) and links.  The flags are the host board's, as
+"""A host firmware for many small programs, fast: the kernels, the host board's C and the protocol are
+compiled once into ``<cache>/obj-<digest>/``; each program then compiles only its generated ``model.c`` and
+the runtime's ``main.c`` (which includes that program's ``model.h``) and links.  The flags are the host board's, as
 ``toolchain/host_gcc.py`` gives them to SCons (``tabula.boards``' common flags, the board's own, its name and
 tick rate), so the executable is the one ``scons board=host`` builds from the same sources, up to the debug-path
 maps SCons adds for reproducible objects.  For benchmarks that build a hundred one-op models
 (``benchmarks/op_coverage.py``), where SCons would compile the 80-odd kernel files for each."""
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -37,30 +38,41 @@ def _compile(src: Path, obj: Path, flags: list[str]) -> None:
         raise RuntimeError(f"compiling {src.name} failed:\n{p.stderr[-3000:]}")
 
 
+def _digest(flags: list[str]) -> str:
+    """A digest of every file the shared objects are made from (the kernels' folder with its headers, the runtime,
+    the host board, the manifest and its generator) and of the flags: a change anywhere makes a new object folder."""
+    h = hashlib.sha256(" ".join(flags).encode())
+    board = load_board("host")
+    files = [*sorted(p for d in (kernels.kernels_dir(), RUNTIME, board.dir) for p in Path(d).rglob("*") if p.is_file()),
+             kernels.manifest_path(), Path(kernels.__file__)]
+    for p in files:
+        h.update(str(p).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def shared_objects(cache: Path) -> list[Path]:
-    """The objects every program links (kernels, the host board's C, the protocol), compiled into ``cache/obj``
-    once: an object newer than its source and than the kernel manifest is kept."""
-    include = cache / "include"
-    header = include / kernels.HEADER_NAME
-    if not header.is_file() or header.stat().st_mtime < kernels.manifest_path().stat().st_mtime:
-        kernels.write_header(header)
+    """The objects every program links (kernels, the host board's C, the protocol), compiled once into
+    ``cache/obj-<digest>/`` (:func:`_digest`: new sources or flags, a new folder) with the generated kernel
+    header beside them."""
+    probe = _flags(Path("include"))
+    folder = cache / f"obj-{_digest(probe)}"
+    include = folder / "include"
     flags = _flags(include)
     board = load_board("host")
     sources = [*board.sources, RUNTIME / "tabula_protocol.c", *kernels.sources()]
-    objects = []
-    for src in sources:
-        obj = cache / "obj" / (Path(src).stem + ".o")
-        if not obj.is_file() or obj.stat().st_mtime < max(Path(src).stat().st_mtime, header.stat().st_mtime):
+    objects = [folder / (Path(src).stem + ".o") for src in sources]
+    if not all(o.is_file() for o in objects):
+        kernels.write_header(include / kernels.HEADER_NAME)
+        for src, obj in zip(sources, objects):
             _compile(Path(src), obj, flags)
-        objects.append(obj)
     return objects
 
 
 def build(src_dir: Path, cache: Path) -> Path:
     """``src_dir/firmware``: ``src_dir``'s ``model.c`` and the runtime's ``main.c`` (with ``src_dir``'s
     ``model.h``) linked with :func:`shared_objects`; raises with the compiler's output on failure."""
-    flags = ["-I", str(src_dir), *_flags(cache / "include")]
     objects = shared_objects(cache)
+    flags = ["-I", str(src_dir), *_flags(objects[0].parent / "include")]
     own = [src_dir / "model.o", src_dir / "main.o"]
     _compile(src_dir / "model.c", own[0], flags)
     _compile(RUNTIME / "main.c", own[1], flags)
