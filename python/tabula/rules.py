@@ -133,6 +133,14 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.mish": aten.mish.default,
     "aten.log2": aten.log2.default,
     "aten.log10": aten.log10.default,
+    "aten.selu": aten.selu.default,
+    "aten.celu": aten.celu.default,  # alpha (a node argument)
+    "aten.erfinv": aten.erfinv.default,  # fixed open grid on (-1, 1), as atanh
+    # piecewise constant: int8 a TABLE (exact); int16 exact integer steps (qmath.piecewise.STEPS_INT16)
+    "aten.sign": aten.sign.default,
+    "aten.round": lambda x, decimals=0: aten.round.decimals(x, decimals=decimals) if decimals else aten.round.default(x),
+    "aten.ceil": aten.ceil.default,
+    "aten.floor": aten.floor.default,
 }
 
 
@@ -165,6 +173,7 @@ DOMAIN: dict[str, Domain] = {
     "aten.acosh": Domain(1.0, math.inf),
     "aten.log2": Domain(0.0, math.inf),
     "aten.log10": Domain(0.0, math.inf),
+    "aten.erfinv": Domain(-1.0, 1.0, fixed=True, open=True),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:

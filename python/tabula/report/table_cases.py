@@ -97,6 +97,13 @@ CASES = [
     Case("aten.mish", -8, 8),
     Case("aten.log2", 0, 8),
     Case("aten.log10", 0, 8),
+    Case("aten.selu", -6, 6),
+    Case("aten.celu", -6, 6, args=(0.5,)),
+    Case("aten.erfinv", -1, 1, fixed_grid=True),
+    Case("aten.sign", -4, 4),
+    Case("aten.round", -8, 8),
+    Case("aten.ceil", -8, 8),
+    Case("aten.floor", -8, 8),
 ]
 
 
