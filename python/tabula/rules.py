@@ -141,6 +141,9 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.round": lambda x, decimals=0: aten.round.decimals(x, decimals=decimals) if decimals else aten.round.default(x),
     "aten.ceil": aten.ceil.default,
     "aten.floor": aten.floor.default,
+    # x / (|x| + 1), PyTorch's F.softsign, fused from its abs / add / div before quantization
+    # (quantizer/fuse_softsign_pass.py registers the op)
+    "tabula.softsign": lambda x: x / (x.abs() + 1),
 }
 
 

@@ -9,6 +9,7 @@ def float_passes() -> list:
     from .decompose_ops_pass import decompose_ops
     from .fold_constants_pass import fold_constants
     from .fuse_silu_pass import fuse_silu
+    from .fuse_softsign_pass import fuse_softsign
     from .remove_identities_pass import remove_identities
     from .unroll_recurrent_pass import unroll_recurrent
 
@@ -17,4 +18,4 @@ def float_passes() -> list:
     # initial state (torch.zeros) is then a constant; its sigmoids are gates (never x * sigmoid(x)), so
     # fuse_silu may run before it
     return [("remove_identities", remove_identities), ("decompose_ops", decompose_ops), ("fold_constants", fold_constants),
-            ("fuse_silu", fuse_silu), ("unroll_recurrent", unroll_recurrent)]
+            ("fuse_silu", fuse_silu), ("fuse_softsign", fuse_softsign), ("unroll_recurrent", unroll_recurrent)]

@@ -35,7 +35,7 @@ class Case:
     @property
     def id(self) -> str:
         a = ",".join(str(v) for v in list(self.args) + [f"{k}={v}" for k, v in self.kwargs.items()])
-        return self.function.replace("aten.", "") + (f"({a})" if a else "")
+        return self.function.replace("aten.", "").replace("tabula.", "") + (f"({a})" if a else "")
 
     @property
     def dom(self):
@@ -104,6 +104,7 @@ CASES = [
     Case("aten.round", -8, 8),
     Case("aten.ceil", -8, 8),
     Case("aten.floor", -8, 8),
+    Case("tabula.softsign", -8, 8),
 ]
 
 
