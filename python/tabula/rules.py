@@ -214,6 +214,7 @@ SHARED: dict[str, int] = {
     "aten.narrow": 0,
     "aten.unflatten": 0,
     "aten.expand": 0,  # TILE (a size-1 axis repeated), RESHAPE first where the rank grows
+    "aten.repeat": 0,  # TILE with multiples = repeats (TOSA TILE is PyTorch's repeat), RESHAPE first likewise
     "aten.adaptive_avg_pool1d": 0,
     "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
     "aten.flip": 0,  # REVERSE, one per dim
@@ -344,6 +345,10 @@ REWRITTEN: dict[str, str] = {
     "aten.zeros_like": "a constant of the input's shape (folded)",
     "aten.ones_like": "a constant of the input's shape (folded)",
     "aten.full_like": "a constant of the input's shape (folded)",
+    "aten.masked_fill": "where(mask, value, x): SELECT of the codes, the value one code on x's grid",
+    "aten.glu": "the two halves (slices) along dim, sigmoid of the second (TABLE), mul",
+    "aten.pixel_shuffle": "reshape [N, C, r, r, H, W], permute (0, 1, 4, 2, 5, 3), reshape [N, C, H r, W r]",
+    "aten.pixel_unshuffle": "reshape [N, C, H, r, W, r], permute (0, 1, 3, 5, 2, 4), reshape [N, C r r, H, W]",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

@@ -11,6 +11,10 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``select`` per piece; ``stack`` -> ``unsqueeze`` each input, then ``cat``.
 * ``zeros_like`` / ``ones_like`` / ``full_like`` -> a constant of the output's shape (it depends on
   the input's shape only).
+* ``masked_fill(x, mask, v)`` -> ``where(mask, v, x)`` (PyTorch's definition: v where mask is True);
+  ``glu(x, dim)`` -> ``a * sigmoid(b)`` on the two halves ``a, b`` of x along dim (PyTorch's ``F.glu``);
+  ``pixel_shuffle(x, r)`` / ``pixel_unshuffle(x, r)`` -> reshape, permute, reshape (PyTorch's index maps:
+  ``out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]``), data movement on one grid.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -32,8 +36,10 @@ aten = torch.ops.aten
 
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
+_SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 #: The ops this pass rewrites.
-DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE)
+DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
+              *_SHUFFLES)
 
 
 def _is_const(n) -> bool:
@@ -57,6 +63,15 @@ def unsupported(node: Node) -> str | None:
             if keep is not None and not bool(keep.any(-1).all()):
                 return "with a mask that hides every key of a query (PyTorch gives NaN there)"
         return None
+    if name in _SHUFFLES:
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() != 4:
+            return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+    if name == "aten.glu":
+        v = fake_value(node.args[0])
+        dim = int(arg(node, 1, "dim", -1))
+        if v is not None and int(v.shape[dim]) % 2:
+            return f"over dim {dim} of odd size {int(v.shape[dim])}"
     if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
@@ -173,6 +188,38 @@ def _stack(gm: GraphModule, node: Node) -> Node:
     return e(aten.cat.default, [e(aten.unsqueeze.default, x, dim % rank) for x in xs], dim % rank)
 
 
+def _masked_fill(gm: GraphModule, node: Node) -> Node:
+    x, mask, value = node.args[:3]
+    e = _Emitter(gm, node)
+    if isinstance(value, Node):
+        return e(aten.where.self, mask, value, x)
+    return e(aten.where.ScalarSelf, mask, value, x)
+
+
+def _glu(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    rank = fake_value(x).dim()
+    dim = int(arg(node, 1, "dim", -1)) % rank
+    h = int(fake_value(x).shape[dim]) // 2
+    e = _Emitter(gm, node)
+    a, b = e(aten.slice.Tensor, x, dim, 0, h), e(aten.slice.Tensor, x, dim, h, 2 * h)
+    return e(aten.mul.Tensor, a, e(aten.sigmoid.default, b))
+
+
+def _shuffle(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    r = int(node.args[1])
+    n, c, h, w = (int(d) for d in fake_value(x).shape)
+    e = _Emitter(gm, node)
+    if canonical_op(node.target) == "aten.pixel_shuffle":
+        y = e(aten.view.default, x, [n, c // (r * r), r, r, h, w])
+        y = e(aten.permute.default, y, [0, 1, 4, 2, 5, 3])
+        return e(aten.reshape.default, y, [n, c // (r * r), h * r, w * r])
+    y = e(aten.view.default, x, [n, c, h // r, r, w // r, r])
+    y = e(aten.permute.default, y, [0, 1, 3, 5, 2, 4])
+    return e(aten.reshape.default, y, [n, c * r * r, h // r, w // r])
+
+
 def _like(gm: GraphModule, node: Node) -> Node:
     v = node.meta["val"]
     name = canonical_op(node.target)
@@ -196,8 +243,9 @@ def decompose_ops(gm: GraphModule) -> int:
         if name in _SPLITS:
             _pieces(gm, node)
         else:
-            fn = {"aten.scaled_dot_product_attention": _attention,
-                  "aten.stack": _stack}.get(name, _like)
+            fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
+                  "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
+                  "aten.pixel_unshuffle": _shuffle}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1

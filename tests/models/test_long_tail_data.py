@@ -1,0 +1,84 @@
+"""Issue 25's index and data-movement ops at model level: argmin (ARGMAX of the codes' bitwise not),
+masked_fill with a mask from a comparison (SELECT), glu (two slices, a sigmoid TABLE, MUL), pixel_shuffle /
+pixel_unshuffle (RESHAPE, TRANSPOSE, RESHAPE) and repeat (TILE).  Each lowered program equals PT2E's
+simulation of the same quantized graph: indices and copied codes exactly, glu's MUL within 1 LSB (a RESCALE
+rounds ties half up); one int8 host build runs bit-exact against the Python reference."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import tabula
+from helpers import scons
+
+
+class Data(nn.Module):
+    """Every op on the model input itself, so the program and the simulation read the same codes."""
+
+    def forward(self, y):  # [1, 8, 4, 4]
+        s = F.pixel_shuffle(y, 2)  # [1, 2, 8, 8]
+        u = F.pixel_unshuffle(s, 2)  # [1, 8, 4, 4]: y again
+        f = y.flatten(2)  # [1, 8, 16]
+        return (f.argmin(-1), f.argmin(1), y.argmin(1), s, u, f.masked_fill(f > 0.2, -0.5), F.glu(f, 1),
+                f.repeat(1, 2, 3), f[:, :2].repeat(2, 1, 1, 1))
+
+
+def _program(scheme):
+    torch.manual_seed(7)
+    model, x = Data().eval(), torch.randn(24, 8, 4, 4)
+    gm = tabula.quantize(model, (x[:1],), x[:16], scheme=scheme)
+    return x, gm, tabula.lower(gm)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_index_and_data_ops_equal_pt2e_simulation(scheme):
+    x, gm, program = _program(scheme)
+    ops = {o.op for o in program.graph.ops}
+    assert {"ARGMAX", "BITWISE_XOR", "SELECT", "TILE", "TRANSPOSE", "TABLE"} <= ops
+    for t in x[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        outs = program.run(t[None].numpy())
+        for i, (got, sim, q) in enumerate(zip(outs, sims, program.output_qparams)):
+            got = got.reshape(sim.shape)
+            if i != 6:  # indices, copies: exact
+                np.testing.assert_array_equal(got, sim.astype(got.dtype), err_msg=str(i))
+            else:  # glu: the MUL's one rounding, half up where PyTorch rounds half to even
+                assert np.abs(got - sim).max() / q.scale <= 1.0 + 1e-2
+        np.testing.assert_array_equal(outs[4].reshape(sims[4].shape), sims[4])
+
+
+def test_argmin_ties_give_the_first_index_at_the_code_ends():
+    """-128 / 127 (int8's ends) and ties: argmin via the bitwise not is PyTorch's first minimum."""
+    class M(nn.Module):
+        def forward(self, x):
+            return x.argmin(-1)
+
+    torch.manual_seed(0)
+    calib = torch.randn(16, 4, 9)
+    gm = tabula.quantize(M().eval(), (calib[:1],), calib)
+    program = tabula.lower(gm)
+    q = program.input_qparams[0]
+    codes = np.array([[[-128, 5, -128, 127, 0, 0, -3, -128, 7], [127] * 9, [3, 2, 1, 1, 2, 3, 1, 0, 0],
+                       [0, 0, 0, 0, 0, 0, 0, 0, -1]]])
+    x = ((codes - q.zero_point) * np.float32(q.scale)).astype(np.float32)
+    (got,) = program.run(x)
+    np.testing.assert_array_equal(got.reshape(1, 4), [[0, 0, 7, 8]])
+
+
+@pytest.mark.host
+def test_index_and_data_ops_bit_exact_on_host(tmp_path):
+    torch.manual_seed(7)
+    model, x = Data().eval(), torch.randn(24, 8, 4, 4)
+    torch.export.save(torch.export.export(model, (x[:1],)), tmp_path / "m.pt2")
+    np.savez(tmp_path / "calib.npz", x=x[:16].numpy())
+    np.savez(tmp_path / "test.npz", x=x[16:].numpy())
+    scons("board=host", "scheme=int8", f"build_dir={tmp_path / 'b'}", f"model={tmp_path / 'm.pt2'}",
+          f"calib={tmp_path / 'calib.npz'}", f"data={tmp_path / 'test.npz'}", "name=data")
+    r = json.loads((tmp_path / "b" / "host" / "data" / "results.json").read_text())
+    assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
