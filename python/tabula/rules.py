@@ -221,13 +221,14 @@ SHARED: dict[str, int] = {
     "aten.amax": 0,  # REDUCE_MAX on the codes, one per dim (exact on one grid)
     "aten.amin": 0,  # REDUCE_MIN on the codes, one per dim
     "aten.sum": 0,  # own output grid (AVERAGING): the int32 sum and one RESCALE
+    "aten.cumsum": 0,  # own output grid (AVERAGING): FULLY_CONNECTED with triangular ones, one RESCALE
 }
 
 #: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
 #: H and W of a 4-D tensor, ``adaptive_avg_pool1d``): an average of many codes spans a much narrower range
 #: than its input (a global pool of ReLU outputs), so the input's grid would waste most of its codes.
 #: Lowered as the int32 sum and one RESCALE to the output grid (a single rounding).
-AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d", "aten.sum"})
+AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d", "aten.sum", "aten.cumsum"})
 
 
 def own_average_grid(node: Node) -> bool:

@@ -1,6 +1,6 @@
 """Issue 25's index and data-movement ops at model level: argmin (ARGMAX of the codes' bitwise not),
 masked_fill with a mask from a comparison (SELECT), glu (two slices, a sigmoid TABLE, MUL), pixel_shuffle /
-pixel_unshuffle (RESHAPE, TRANSPOSE, RESHAPE) and repeat (TILE).  Each lowered program equals PT2E's
+pixel_unshuffle (RESHAPE, TRANSPOSE, RESHAPE), repeat (TILE) and cumsum (FULLY_CONNECTED with triangular ones).  Each lowered program equals PT2E's
 simulation of the same quantized graph: indices and copied codes exactly, glu's MUL within 1 LSB (a RESCALE
 rounds ties half up); one int8 host build runs bit-exact against the Python reference."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Data(nn.Module):
         u = F.pixel_unshuffle(s, 2)  # [1, 8, 4, 4]: y again
         f = y.flatten(2)  # [1, 8, 16]
         return (f.argmin(-1), f.argmin(1), y.argmin(1), s, u, f.masked_fill(f > 0.2, -0.5), F.glu(f, 1),
-                f.repeat(1, 2, 3), f[:, :2].repeat(2, 1, 1, 1))
+                f.repeat(1, 2, 3), f[:, :2].repeat(2, 1, 1, 1), f.cumsum(-1))
 
 
 def _program(scheme):
@@ -46,9 +46,9 @@ def test_index_and_data_ops_equal_pt2e_simulation(scheme):
         outs = program.run(t[None].numpy())
         for i, (got, sim, q) in enumerate(zip(outs, sims, program.output_qparams)):
             got = got.reshape(sim.shape)
-            if i != 6:  # indices, copies: exact
+            if i not in (6, 9):  # indices, copies: exact
                 np.testing.assert_array_equal(got, sim.astype(got.dtype), err_msg=str(i))
-            else:  # glu: the MUL's one rounding, half up where PyTorch rounds half to even
+            else:  # glu's MUL, cumsum's RESCALE: one rounding, half up where PyTorch rounds half to even
                 assert np.abs(got - sim).max() / q.scale <= 1.0 + 1e-2
         np.testing.assert_array_equal(outs[4].reshape(sims[4].shape), sims[4])
 
@@ -82,3 +82,32 @@ def test_index_and_data_ops_bit_exact_on_host(tmp_path):
           f"calib={tmp_path / 'calib.npz'}", f"data={tmp_path / 'test.npz'}", "name=data")
     r = json.loads((tmp_path / "b" / "host" / "data" / "results.json").read_text())
     assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
+
+
+class Cumsum(nn.Module):
+    def forward(self, x):  # [1, 6, 10]
+        return x.cumsum(-1), x.cumsum(1), x[0].cumsum(0)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_cumsum_within_half_an_lsb_of_the_exact_prefix_sums(scheme):
+    """FULLY_CONNECTED with triangular ones: the exact int32 / int48 prefix sum of the codes, one RESCALE --
+    within 1/2 LSB (+ the multiplier's 2^-31) of the exact cumsum of the dequantized input, and within
+    1 LSB of PT2E's simulation (float32 sums, round half to even)."""
+    torch.manual_seed(8)
+    x = torch.randn(24, 6, 10)
+    gm = tabula.quantize(Cumsum().eval(), (x[:1],), x[:16], scheme=scheme)
+    program = tabula.lower(gm)
+    assert "FULLY_CONNECTED" in {o.op for o in program.graph.ops}
+    q = program.input_qparams[0]
+    for t in x[16:]:
+        codes = np.clip(np.rint(t[None].numpy() / q.scale) + q.zero_point, *((-128, 127) if scheme == "int8" else (-32767, 32767)))
+        xd = (codes - q.zero_point) * q.scale  # the dequantized input, float64
+        exact = (np.cumsum(xd, -1), np.cumsum(xd, 1), np.cumsum(xd[0], 0))
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        for got, want, sim, oq in zip(program.run(t[None].numpy()), exact, sims, program.output_qparams):
+            got = got.reshape(want.shape)
+            inside = np.abs(want / oq.scale) < (120 if scheme == "int8" else 32000)  # not saturated
+            assert np.abs(got - want)[inside].max() / oq.scale <= 0.5 + 1e-2  # 1e-2: got is float32
+            assert np.abs(got - sim.reshape(want.shape)).max() / oq.scale <= 1.0 + 1e-2
