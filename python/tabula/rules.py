@@ -350,6 +350,9 @@ REWRITTEN: dict[str, str] = {
     "aten.glu": "the two halves (slices) along dim, sigmoid of the second (TABLE), mul",
     "aten.pixel_shuffle": "reshape [N, C, r, r, H, W], permute (0, 1, 4, 2, 5, 3), reshape [N, C, H r, W r]",
     "aten.pixel_unshuffle": "reshape [N, C, H, r, W, r], permute (0, 1, 3, 5, 2, 4), reshape [N, C r r, H, W]",
+    "aten.log_softmax": "d = x - amax(x), d - log(sum(exp(d))) (keepdim): REDUCE_MAX, SUB, exp TABLE, int32 sum, "
+                        "log TABLE, SUB",
+    "aten._log_softmax": "as aten.log_softmax",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

@@ -15,6 +15,11 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``glu(x, dim)`` -> ``a * sigmoid(b)`` on the two halves ``a, b`` of x along dim (PyTorch's ``F.glu``);
   ``pixel_shuffle(x, r)`` / ``pixel_unshuffle(x, r)`` -> reshape, permute, reshape (PyTorch's index maps:
   ``out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]``), data movement on one grid.
+* ``log_softmax(x, dim)`` -> ``d = x - amax(x, dim)``, ``y = d - log(sum(exp(d), dim))`` (keepdim; the
+  log-sum-exp with the max taken out, PyTorch's own formulation): REDUCE_MAX on the codes (exact), a SUB
+  of two activations on one grid, the exp TABLE, the int32 sum, the log TABLE (``sum >= 1``: the max's own
+  ``exp(0)``), a SUB.  Each op rounds once on its own grid, as PT2E simulates it; the error bound is
+  :func:`log_softmax_error_bound`.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -30,16 +35,17 @@ from torch.fx.node import map_arg
 from ..fx import arg, canonical_op, fake_value
 from . import softmax_op  # noqa: F401  (registers torch.ops.tabula.softmax)
 
-__all__ = ["decompose_ops", "unsupported", "DECOMPOSED"]
+__all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_bound"]
 
 aten = torch.ops.aten
 
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
+_LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
-              *_SHUFFLES)
+              *_SHUFFLES, *_LOG_SOFTMAX)
 
 
 def _is_const(n) -> bool:
@@ -67,6 +73,14 @@ def unsupported(node: Node) -> str | None:
         v = fake_value(node.args[0])
         if v is not None and v.dim() != 4:
             return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+    if name in _LOG_SOFTMAX:
+        if name == "aten.log_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
+            return "with dtype= (leave it unset)"
+        if name == "aten._log_softmax" and arg(node, 2, "half_to_float", False):
+            return "with half_to_float=True"
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() == 0:
+            return "of a 0-D tensor"
     if name == "aten.glu":
         v = fake_value(node.args[0])
         dim = int(arg(node, 1, "dim", -1))
@@ -220,6 +234,33 @@ def _shuffle(gm: GraphModule, node: Node) -> Node:
     return e(aten.reshape.default, y, [n, c * r * r, h // r, w // r])
 
 
+def _log_softmax(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
+    e = _Emitter(gm, node)
+    d = e(aten.sub.Tensor, x, e(aten.amax.default, x, [dim], True))
+    ex = e(aten.exp.default, d)
+    # exp's output grid from what it produces, (0, 1]: d <= 0, but d's own grid (int16: symmetric) reaches
+    # as far above 0, whose exact image would spend most codes on values exp never produces here
+    ex.meta["tabula_table_output"] = "observed"
+    return e(aten.sub.Tensor, d, e(aten.log.default, e(aten.sum.dim_IntList, ex, [dim], True)))
+
+
+def log_softmax_error_bound(row_len: int, s_d: float, s_e: float, s_sum: float, s_log: float, s_out: float) -> float:
+    """A bound, in output LSB, on ``|y - log_softmax(x)|`` for the decomposition above, against the exact
+    log_softmax of the dequantized input codes, from its grids' steps (real units): ``d`` is exact (the
+    codes of x minus the codes of its max, one rounding onto d's grid: ``s_d / 2``); ``S = sum(e)`` has
+    at most ``row_len * s_e / 2`` from the exps' roundings and ``s_sum / 2`` from its own, so (``S >= 1``)
+    ``log S`` errs by at most that sum (log's slope is at most 1 there) plus ``s_log / 2`` (int16's
+    table plans: ``s_log`` instead, within 1 LSB); the final SUB rounds once more::
+
+        bound = 1/2 + (s_d / 2 + row_len * s_e / 2 + s_sum / 2 + s_log) / s_out
+
+    A first-order bound (exp's own error at d ~ 0 counted in ``s_e``); measured errors are below it
+    (``tests/models/test_long_tail_tables.py``)."""
+    return 0.5 + (s_d / 2 + row_len * s_e / 2 + s_sum / 2 + s_log) / s_out
+
+
 def _like(gm: GraphModule, node: Node) -> Node:
     v = node.meta["val"]
     name = canonical_op(node.target)
@@ -245,7 +286,8 @@ def decompose_ops(gm: GraphModule) -> int:
         else:
             fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
-                  "aten.pixel_unshuffle": _shuffle}.get(name, _like)
+                  "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
+                  "aten._log_softmax": _log_softmax}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
