@@ -111,3 +111,44 @@ def test_cumsum_within_half_an_lsb_of_the_exact_prefix_sums(scheme):
             inside = np.abs(want / oq.scale) < (120 if scheme == "int8" else 32000)  # not saturated
             assert np.abs(got - want)[inside].max() / oq.scale <= 0.5 + 1e-2  # 1e-2: got is float32
             assert np.abs(got - sim.reshape(want.shape)).max() / oq.scale <= 1.0 + 1e-2
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+@pytest.mark.parametrize("k,stride,padding,output_padding", [(3, 3, 0, 0), (5, 3, 1, 2), (4, 3, 1, 0)])
+def test_conv_transpose2d_stride_3_equals_pt2e_simulation(scheme, k, stride, padding, output_padding):
+    """TRANSPOSE_CONV2D takes any stride (the kernel's C == Python tests cover strides 1-3): stride 3 with a
+    kernel equal to, larger and smaller than... the stride, padding and output_padding, within 1 LSB of PT2E's
+    simulation (the RESCALE rounds ties half up)."""
+    torch.manual_seed(9)
+    m = nn.ConvTranspose2d(3, 4, k, stride=stride, padding=padding, output_padding=output_padding).eval()
+    x = torch.randn(20, 3, 5, 5)
+    gm = tabula.quantize(m, (x[:1],), x[:16], scheme=scheme)
+    program = tabula.lower(gm)
+    assert "TRANSPOSE_CONV2D" in {o.op for o in program.graph.ops}
+    q = program.output_qparams[0]
+    for t in x[16:]:
+        with torch.no_grad():
+            sim = gm(t[None]).numpy()
+        assert np.abs(program.run(t[None].numpy())[0].reshape(sim.shape) - sim).max() / q.scale <= 1.0 + 1e-2
+
+
+class Constants(nn.Module):
+    def forward(self, x):  # [1, 8]
+        return x + torch.arange(8, dtype=torch.float32) * 0.1, x[:, :4] * torch.eye(4)[1], x + torch.full((8,), 0.5)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_arange_eye_full_fold_into_constants(scheme):
+    """arange / eye / full (and any subgraph of constants only) fold into one constant before quantization
+    (quantizer/fold_constants_pass.py); the ops that read them equal PT2E's simulation exactly here."""
+    torch.manual_seed(10)
+    x = torch.randn(20, 8)
+    gm = tabula.quantize(Constants().eval(), (x[:1],), x[:16], scheme=scheme)
+    assert not {"arange", "eye", "full"} & {str(n.target).split(".")[-2] for n in gm.graph.nodes
+                                            if n.op == "call_function" and str(n.target).count(".") >= 2}
+    program = tabula.lower(gm)
+    for t in x[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        for got, sim, q in zip(program.run(t[None].numpy()), sims, program.output_qparams):
+            assert np.abs(got.reshape(sim.shape) - sim).max() / q.scale <= 1.0 + 1e-2
