@@ -118,7 +118,7 @@ class _BeyondTheLowerings(nn.Module):
         self.register_buffer("zeros", torch.zeros(8))
 
     def forward(self, x):
-        a = x / torch.sigmoid(x)  # div by an activation
+        a = x / torch.tanh(x)  # div by an activation of either sign
         b = torch.div(x, 2.0, rounding_mode="floor")
         c = x / self.zeros  # div by zero
         d = torch.nn.functional.pad(x.view(1, 2, 2, 2), (1, 1, 1, 1), mode="reflect")  # reflect
@@ -134,7 +134,9 @@ def test_uses_beyond_the_lowerings_are_listed_with_the_unsupported_ops():
         tabula.quantize(_BeyondTheLowerings(), (x[:1],), _ExplodingCalibration())
     ops = [n for n, _ in ei.value.ops]
     assert ops == [
-        "aten.div by an activation (division by a constant only; multiply by torch.reciprocal(y) instead)",
+        "aten.div by an activation not positive by construction (x / y becomes x * reciprocal(y) when y is an "
+        "exp, sigmoid, softplus, sqrt, abs, relu, a clamp with min >= 0, y * y, or a sum / add / mul of those and "
+        "constants >= 0: quantizer/rewrite_div_pass.py; the reciprocal's domain is [0, inf))",
         "aten.div with rounding_mode='floor' (floor / trunc division)",
         "aten.div by zero",
         "aten.pad with mode='reflect' (only constant padding)",

@@ -99,7 +99,9 @@ def unsupported(node) -> str | None:
             return f"with rounding_mode={mode!r} (floor / trunc division)"
         b = arg(node, 1, "other", None)
         if not _is_const(b):
-            return "by an activation (division by a constant only; multiply by torch.reciprocal(y) instead)"
+            return ("by an activation not positive by construction (x / y becomes x * reciprocal(y) when y is an "
+                    "exp, sigmoid, softplus, sqrt, abs, relu, a clamp with min >= 0, y * y, or a sum / add / mul of "
+                    "those and constants >= 0: quantizer/rewrite_div_pass.py; the reciprocal's domain is [0, inf))")
         if not np.all(_const_value(b) != 0):
             return "by zero"
     for a in node.args[: 1 if name == "aten.neg" else 2]:
