@@ -353,6 +353,10 @@ REWRITTEN: dict[str, str] = {
     "aten.log_softmax": "d = x - amax(x), d - log(sum(exp(d))) (keepdim): REDUCE_MAX, SUB, exp TABLE, int32 sum, "
                         "log TABLE, SUB",
     "aten._log_softmax": "as aten.log_softmax",
+    "aten.group_norm": "layer_norm over x.view(N, G, -1)'s last dim, viewed back, * weight + bias per channel",
+    "aten.linalg_vector_norm": "the 2-norm over dims: sqrt(sum(x * x)) (F.normalize: x * reciprocal(clamp(norm, eps)))",
+    "aten.clamp_min": "clamp(x, min)",
+    "aten.expand_as": "expand(x, y.shape)",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

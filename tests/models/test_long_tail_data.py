@@ -223,3 +223,56 @@ def test_div_error_bound_against_the_exact_quotient_of_the_codes(scheme):
         assert err <= bound + 1e-2, (err, bound)
         worst = max(worst, err)
     assert worst > 0.3  # the check is not vacuous
+
+
+class GroupNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.gn = nn.Conv2d(2, 4, 3, padding=1), nn.GroupNorm(2, 4)
+        with torch.no_grad():
+            self.gn.weight.uniform_(0.5, 1.5)
+            self.gn.bias.uniform_(-0.5, 0.5)
+
+    def forward(self, x):  # [1, 2, 4, 4]
+        return self.gn(self.conv(x))
+
+
+class Normalize(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):  # [1, 8]
+        return F.normalize(self.fc(x), dim=-1)
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 35.5), ("a16w8", 4.0, 49.5)])
+def test_group_norm_on_the_layer_norm_machinery(scheme, sim_lsb, min_db):
+    """group_norm = the integer LayerNorm over x.view(N, G, -1), then the per-channel affine (two arithmetic
+    ops with constants): vs PT2E's simulation 0 LSB int8 / 4 a16w8 (the int16 LayerNorm's root: README),
+    SQNR vs float 36.0 / 50.2 dB on 8 inputs (calibrated on them and 16 others)."""
+    _check_vs_sim_and_float(GroupNorm, (2, 4, 4), scheme, sim_lsb, min_db, {"INTDIV", "TABLE"})
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 36.5), ("a16w8", 3.0, 49.5)])
+def test_normalize_is_x_times_the_reciprocal_of_the_clamped_norm(scheme, sim_lsb, min_db):
+    """F.normalize = x / clamp(sqrt(sum(x * x)), eps) -> x * reciprocal(...): MUL, REDUCE_SUM, sqrt and
+    reciprocal TABLEs, CLAMP, TILE; vs PT2E's simulation 0 LSB int8 / 3 a16w8, SQNR vs float 36.9 / 49.9 dB
+    (each op one rounding; calibrated as above)."""
+    _check_vs_sim_and_float(Normalize, (8,), scheme, sim_lsb, min_db, {"CLAMP", "TILE", "MUL"})
+
+
+def _check_vs_sim_and_float(cls, shape, scheme, sim_lsb, min_db, ops):
+    torch.manual_seed(0)
+    model, x = cls().eval(), torch.randn(24, *shape)
+    gm = tabula.quantize(model, (x[:1],), x, scheme=scheme)  # calibrated on the test inputs too: no clipping
+    program = tabula.lower(gm)
+    assert ops <= {o.op for o in program.graph.ops}
+    q, num, den = program.output_qparams[0], 0.0, 0.0
+    for t in x[16:]:
+        with torch.no_grad():
+            sim, fl = gm(t[None]).numpy(), model(t[None]).numpy()
+        got = program.run(t[None].numpy())[0].reshape(sim.shape)
+        assert np.abs(got - sim).max() / q.scale <= sim_lsb + 1e-2
+        num, den = num + float((fl**2).sum()), den + float(((got - fl) ** 2).sum())
+    assert 10 * np.log10(num / den) >= min_db

@@ -15,6 +15,11 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``glu(x, dim)`` -> ``a * sigmoid(b)`` on the two halves ``a, b`` of x along dim (PyTorch's ``F.glu``);
   ``pixel_shuffle(x, r)`` / ``pixel_unshuffle(x, r)`` -> reshape, permute, reshape (PyTorch's index maps:
   ``out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]``), data movement on one grid.
+* ``group_norm(x, G, w, b, eps)`` -> ``layer_norm`` of ``x.view(N, G, -1)`` over its last dim (the integer
+  LayerNorm, :mod:`tabula.qmath.layer_norm`), viewed back to ``[N, C, H, W]``, then ``* w`` and ``+ b`` per
+  channel (constants); ``linalg_vector_norm(x, 2, dim, keepdim)`` -> ``sqrt(sum(x * x, dim, keepdim))``,
+  ``clamp_min(x, v)`` -> ``clamp(x, v)``, ``expand_as(x, y)`` -> ``expand(x, y.shape)``: so ``F.normalize``
+  is ``x / clamp(norm, eps)``, a division by a positive activation (:mod:`.rewrite_div_pass`).
 * ``log_softmax(x, dim)`` -> ``d = x - amax(x, dim)``, ``y = d - log(sum(exp(d), dim))`` (keepdim; the
   log-sum-exp with the max taken out, PyTorch's own formulation): REDUCE_MAX on the codes (exact), a SUB
   of two activations on one grid, the exp TABLE, the int32 sum, the log TABLE (``sum >= 1``: the max's own
@@ -43,9 +48,10 @@ _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
+_NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
-              *_SHUFFLES, *_LOG_SOFTMAX)
+              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS)
 
 
 def _is_const(n) -> bool:
@@ -73,6 +79,23 @@ def unsupported(node: Node) -> str | None:
         v = fake_value(node.args[0])
         if v is not None and v.dim() != 4:
             return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+    if name == "aten.group_norm":
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() != 4:
+            return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+        for i, what in ((2, "weight"), (3, "bias")):
+            w = arg(node, i, what, None)
+            if w is not None and not _is_const(w):
+                return f"with a {what} computed from the inputs"
+    if name == "aten.linalg_vector_norm":
+        if float(arg(node, 1, "ord", 2)) != 2.0:
+            return f"with ord={arg(node, 1, 'ord', 2)} (the 2-norm only)"
+        if arg(node, 2, "dim", None) is None:
+            return "over every dim (give dim)"
+        if node.kwargs.get("dtype") is not None:
+            return "with dtype= (leave it unset)"
+    if name == "aten.clamp_min" and isinstance(node.args[1], Node):
+        return "with a tensor bound"
     if name in _LOG_SOFTMAX:
         if name == "aten.log_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
             return "with dtype= (leave it unset)"
@@ -234,6 +257,37 @@ def _shuffle(gm: GraphModule, node: Node) -> Node:
     return e(aten.reshape.default, y, [n, c * r * r, h // r, w // r])
 
 
+def _group_norm(gm: GraphModule, node: Node) -> Node:
+    x, groups = node.args[0], int(node.args[1])
+    w, b = arg(node, 2, "weight", None), arg(node, 3, "bias", None)
+    eps = float(arg(node, 4, "eps", 1e-5))
+    n, c, h, wd = (int(d) for d in fake_value(x).shape)
+    e = _Emitter(gm, node)
+    rows = e(aten.view.default, x, [n, groups, (c // groups) * h * wd])
+    y = e(aten.layer_norm.default, rows, [(c // groups) * h * wd], None, None, eps)
+    y = e(aten.view.default, y, [n, c, h, wd])
+    if w is not None:
+        y = e(aten.mul.Tensor, y, e(aten.view.default, w, [1, c, 1, 1]))
+    if b is not None:
+        y = e(aten.add.Tensor, y, e(aten.view.default, b, [1, c, 1, 1]))
+    return y
+
+
+def _norms(gm: GraphModule, node: Node) -> Node:
+    name = canonical_op(node.target)
+    e = _Emitter(gm, node)
+    x = node.args[0]
+    if name == "aten.linalg_vector_norm":
+        rank = fake_value(x).dim()
+        dims = arg(node, 2, "dim", None)
+        dims = [int(dims) % rank] if isinstance(dims, int) else [int(d) % rank for d in dims]
+        keep = bool(arg(node, 3, "keepdim", False))
+        return e(aten.sqrt.default, e(aten.sum.dim_IntList, e(aten.mul.Tensor, x, x), dims, keep))
+    if name == "aten.clamp_min":
+        return e(aten.clamp.default, x, node.args[1])
+    return e(aten.expand.default, x, list(fake_value(node.args[1]).shape))  # expand_as
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -287,7 +341,8 @@ def decompose_ops(gm: GraphModule) -> int:
             fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
-                  "aten._log_softmax": _log_softmax}.get(name, _like)
+                  "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
+                  **{k: _norms for k in _NORMS[1:]}}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
