@@ -110,3 +110,30 @@ def test_log_softmax_within_its_bound_of_the_exact_log_softmax(scheme, n, amp, m
         worst = max(worst, np.abs(got - exact).max() / q.scale)
         assert np.abs(got - sim).max() / q.scale <= (1e-3 if scheme == "int8" else 1.0 + 1e-2)
     assert worst <= measured <= bound, (worst, bound)
+
+
+class Remainder(nn.Module):
+    def forward(self, x):
+        return x % 0.7, torch.fmod(x, 0.5), torch.remainder(x, -0.6)
+
+
+def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
+    """remainder / fmod by a number: int8 one TABLE, equal to PT2E's simulation on all 256 input codes
+    (q(f(dq(c)))); int16 has no form for a sawtooth (its jumps defeat the interpolating TABLE): the lowering
+    says so, naming the op."""
+    from tabula.errors import LoweringError
+
+    torch.manual_seed(0)
+    calib = torch.randn(8, 256) * 2
+    gm = tabula.quantize(Remainder().eval(), (calib[:1],), calib)
+    program = tabula.lower(gm)
+    assert [o.op for o in program.graph.ops] == ["TABLE"] * 3
+    q = program.input_qparams[0]
+    x = ((np.arange(-128, 128) - q.zero_point) * np.float32(q.scale)).astype(np.float32)[None]
+    with torch.no_grad():
+        sims = [s.numpy() for s in gm(torch.from_numpy(x))]
+    for got, sim in zip(program.run(x), sims):
+        np.testing.assert_array_equal(got.reshape(sim.shape), sim)
+    gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
+    with pytest.raises(LoweringError, match="remainder in int16: a sawtooth"):
+        tabula.lower(gm16)
