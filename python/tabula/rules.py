@@ -133,6 +133,17 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.mish": aten.mish.default,
     "aten.log2": aten.log2.default,
     "aten.log10": aten.log10.default,
+    "aten.selu": aten.selu.default,
+    "aten.celu": aten.celu.default,  # alpha (a node argument)
+    "aten.erfinv": aten.erfinv.default,  # fixed open grid on (-1, 1), as atanh
+    # piecewise constant: int8 a TABLE (exact); int16 exact integer steps (qmath.piecewise.STEPS_INT16)
+    "aten.sign": aten.sign.default,
+    "aten.round": lambda x, decimals=0: aten.round.decimals(x, decimals=decimals) if decimals else aten.round.default(x),
+    "aten.ceil": aten.ceil.default,
+    "aten.floor": aten.floor.default,
+    # x / (|x| + 1), PyTorch's F.softsign, fused from its abs / add / div before quantization
+    # (quantizer/fuse_softsign_pass.py registers the op)
+    "tabula.softsign": lambda x: x / (x.abs() + 1),
 }
 
 
@@ -165,6 +176,7 @@ DOMAIN: dict[str, Domain] = {
     "aten.acosh": Domain(1.0, math.inf),
     "aten.log2": Domain(0.0, math.inf),
     "aten.log10": Domain(0.0, math.inf),
+    "aten.erfinv": Domain(-1.0, 1.0, fixed=True, open=True),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:
@@ -202,19 +214,21 @@ SHARED: dict[str, int] = {
     "aten.narrow": 0,
     "aten.unflatten": 0,
     "aten.expand": 0,  # TILE (a size-1 axis repeated), RESHAPE first where the rank grows
+    "aten.repeat": 0,  # TILE with multiples = repeats (TOSA TILE is PyTorch's repeat), RESHAPE first likewise
     "aten.adaptive_avg_pool1d": 0,
     "aten.upsample_bilinear2d": 0,  # RESIZE BILINEAR, then RESCALE back onto the input grid
     "aten.flip": 0,  # REVERSE, one per dim
     "aten.amax": 0,  # REDUCE_MAX on the codes, one per dim (exact on one grid)
     "aten.amin": 0,  # REDUCE_MIN on the codes, one per dim
     "aten.sum": 0,  # own output grid (AVERAGING): the int32 sum and one RESCALE
+    "aten.cumsum": 0,  # own output grid (AVERAGING): FULLY_CONNECTED with triangular ones, one RESCALE
 }
 
 #: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
 #: H and W of a 4-D tensor, ``adaptive_avg_pool1d``): an average of many codes spans a much narrower range
 #: than its input (a global pool of ReLU outputs), so the input's grid would waste most of its codes.
 #: Lowered as the int32 sum and one RESCALE to the output grid (a single rounding).
-AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d", "aten.sum"})
+AVERAGING: frozenset[str] = frozenset({"aten.mean", "aten.adaptive_avg_pool1d", "aten.sum", "aten.cumsum"})
 
 
 def own_average_grid(node: Node) -> bool:
@@ -271,7 +285,8 @@ COMPARISON: dict[str, tuple[int, int]] = {
 INDEX: dict[str, int] = {"aten.argmax": 0, "aten.argmin": 0}
 
 #: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
-ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div"})
+ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div",
+                                        "aten.remainder", "aten.fmod"})  # remainder / fmod: by a number, int8 only
 
 #: Identity-like ops: the value passes through unchanged (dropout at inference, copies, aliases, a
 #: conversion to the dtype the value already has).  :mod:`tabula.quantizer.remove_identities_pass`
@@ -332,6 +347,17 @@ REWRITTEN: dict[str, str] = {
     "aten.zeros_like": "a constant of the input's shape (folded)",
     "aten.ones_like": "a constant of the input's shape (folded)",
     "aten.full_like": "a constant of the input's shape (folded)",
+    "aten.masked_fill": "where(mask, value, x): SELECT of the codes, the value one code on x's grid",
+    "aten.glu": "the two halves (slices) along dim, sigmoid of the second (TABLE), mul",
+    "aten.pixel_shuffle": "reshape [N, C, r, r, H, W], permute (0, 1, 4, 2, 5, 3), reshape [N, C, H r, W r]",
+    "aten.pixel_unshuffle": "reshape [N, C, H, r, W, r], permute (0, 1, 3, 5, 2, 4), reshape [N, C r r, H, W]",
+    "aten.log_softmax": "d = x - amax(x), d - log(sum(exp(d))) (keepdim): REDUCE_MAX, SUB, exp TABLE, int32 sum, "
+                        "log TABLE, SUB",
+    "aten._log_softmax": "as aten.log_softmax",
+    "aten.group_norm": "layer_norm over x.view(N, G, -1)'s last dim, viewed back, * weight + bias per channel",
+    "aten.linalg_vector_norm": "the 2-norm over dims: sqrt(sum(x * x)) (F.normalize: x * reciprocal(clamp(norm, eps)))",
+    "aten.clamp_min": "clamp(x, min)",
+    "aten.expand_as": "expand(x, y.shape)",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

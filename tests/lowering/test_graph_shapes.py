@@ -163,12 +163,12 @@ def test_several_inputs_through_the_python_api(scheme):
 
 # -- error lines -------------------------------------------------------------------------------
 def test_unsupported_op_in_a_sequential_names_the_module_path():
-    """No user forward: the list names ``2.1 (PixelShuffle)`` from the node's nn_module_stack, not
-    torch's ``pixelshuffle.py:<line>``."""
-    seq = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Sequential(nn.Conv2d(8, 8, 3), nn.PixelShuffle(2)))
+    """No user forward: the list names ``2.1 (Hardshrink)`` from the node's nn_module_stack, not
+    torch's ``activation.py:<line>``."""
+    seq = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Sequential(nn.Conv2d(8, 8, 3), nn.Hardshrink()))
     with pytest.raises(UnsupportedOpError) as ei:
         tabula.quantize(seq, (torch.randn(1, 3, 8, 8),), torch.randn(2, 3, 8, 8))
-    assert ei.value.ops == [("aten.pixel_shuffle", "2.1 (PixelShuffle) node pixel_shuffle")]
+    assert ei.value.ops == [("aten.hardshrink", "2.1 (Hardshrink) node hardshrink")]
     assert ".py:" not in str(ei.value)
 
 

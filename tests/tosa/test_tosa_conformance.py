@@ -14,6 +14,7 @@ from tabula import tosa as T
 from tabula.ir import Graph, Op, Tensor
 from tabula.reference.interpreter import InterpreterError, run_graph
 from tabula.report.table_cases import CASES, build, build_plan, table_op_graph
+from tabula.qmath.piecewise import STEPS_INT16
 from tabula.report.tables import table_of
 
 pytestmark = pytest.mark.tosa
@@ -35,6 +36,8 @@ def test_c_equals_reference_equals_tosa(case, form, kernel_lib):
     piecewise-linear ones); ``int16-other``: the split zoomed pair (RESCALE int16 -> int16, four
     TABLEs, ADDs, RESCALE x 2^7 and x 2^-14), or one table where the lowering picks that."""
     dtype = form[:5]
+    if form == "int16-other" and case.function in STEPS_INT16:
+        pytest.skip("a step function has no interpolated-table form (a jump inside a segment); its one int16 form is the exact steps")
     if form == "int16-other":
         chosen = build_plan(case)[0].form
         try:

@@ -401,6 +401,8 @@ class KernelLib:
         ramps = [v for r in plan.ramps for v in (r.lo, r.hi, r.multiplier, r.shift, r.sign)]
         if plan.product is not None:
             final = [plan.product.mul_shift, plan.product.multiplier, plan.product.shift]
+        elif plan.final is not None:
+            final = [-1, plan.final[0], plan.final[1]]
         else:
             final = [-1, 1 << 30, 30 + plan.frac_bits]
         self.call("tabula_table16_ramps_s16", x, x.size, len(terms), zoom, centre, his, los, len(plan.ramps),

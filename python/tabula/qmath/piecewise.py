@@ -24,14 +24,22 @@ from ..errors import QuantizationError
 from .scaling import quantize_multiplier
 from .table16 import Ramp16, Table16Plan, Table16Product, table16_apply
 
-__all__ = ["EXACT_INT16", "build_piecewise_int16", "ramps_for"]
+__all__ = ["EXACT_INT16", "STEPS_INT16", "MAX_STEPS", "build_piecewise_int16", "ramps_for", "step_codes"]
+
+#: The piecewise-constant table ops whose int16 form is one ramp per step (``rules.TABLE`` names).
+STEPS_INT16 = frozenset({"aten.sign", "aten.round", "aten.ceil", "aten.floor"})
 
 #: The table ops whose int16 form is exact integer arithmetic here (the aten names of ``rules.TABLE``).
-EXACT_INT16 = frozenset({"aten.leaky_relu", "aten.hardsigmoid", "aten.hardswish", "aten.elu"})
+EXACT_INT16 = frozenset({"aten.leaky_relu", "aten.hardsigmoid", "aten.hardswish", "aten.elu"}) | STEPS_INT16
 
 #: Accumulator fraction bits of a ramp plan (2^-14 output LSB, as a split table's), lowered when the
 #: ramps would not fit int32.
 _FRAC_BITS = 14
+
+
+#: The most steps an int16 step plan takes (one ramp each: a CLAMP, a RESCALE and an ADD per element in
+#: the fused kernel): floor over +-127 has 255.
+MAX_STEPS = 256
 
 #: hardswish: hardsigmoid is summed in 2^-_HS_BITS units, and the product x * hs keeps 2^-(_HS_BITS -
 #: _HS_MUL_SHIFT) of them (both inside int32 for every int16 x).
@@ -131,10 +139,65 @@ def build_piecewise_int16(name: str, args, kwargs, f: Callable[[np.ndarray], np.
         neg = build_table_int16_tiled(lambda x: f(np.minimum(x, 0.0)), s_in, s_out, zero_from=0)
         ramps = ramps_for(lambda c: np.maximum(c, 0.0) * scale * k, [0.0], 7 + 7)
         plan = Table16Plan(neg.terms, ramps)
+    elif name in STEPS_INT16:
+        return build_steps_int16(name, f, s_in, s_out)
     else:
         raise ValueError(f"{name} has no exact int16 piecewise-linear form (those are {sorted(EXACT_INT16)})")
     _check(plan, f, s_in, s_out)
     return plan
+
+
+def build_steps_int16(name: str, f: Callable[[np.ndarray], np.ndarray], in_scale: float,
+                      out_scale: float) -> Table16Plan:
+    """The exact int16 plan of a piecewise-constant op (:data:`STEPS_INT16`: sign, round, ceil, floor) from
+    int16 codes at ``in_scale`` to int16 codes at ``out_scale`` (zero points 0).
+
+    f's values on the codes are whole numbers, so the ramps sum f itself, exactly, in units of 1: one ramp
+    ``clamp(c, t-1, t)`` of slope J (the step, RESCALE by J: exact for J = 1) per code t where f steps, and
+    one constant ramp; then ``final`` = the RESCALE by ``1 / out_scale``, the only rounding (half up).  So
+    the output is ``q(f(dq(c)))`` on every code, ties aside (PyTorch rounds them to even), within
+    ``0.5 + 2^-20`` LSB of ``f(dq(c)) / out_scale``; ``dq(c) = c * in_scale`` in float32, as PT2E's.
+    The C kernel is ``tabula_table16_ramps_s16`` (its ``final_step``).
+
+    Raises:
+        QuantizationError: f takes a value that is not a whole number (round with decimals), steps more than
+            :data:`MAX_STEPS` times over the input range, or the sum leaves int32.
+    """
+    s_in, s_out = float(in_scale), float(out_scale)
+    codes = np.arange(-32768, 32768, dtype=np.int64)
+    y = np.asarray(f((codes.astype(np.float32) * np.float32(s_in)).astype(np.float32)), dtype=np.float64)
+    if not np.all(np.isfinite(y)) or not np.all(y == np.round(y)) or np.abs(y).max() >= 2.0**20:
+        raise QuantizationError(f"{name}: its values on the int16 input codes are not all whole numbers below 2^20 "
+                                "(an int16 step plan sums them exactly); use int8 (a TABLE, exact)")
+    steps = step_codes(f, s_in)
+    if len(steps) > MAX_STEPS:
+        raise QuantizationError(f"{name} steps {len(steps)} times over its int16 input range (+-{32767 * s_in:.4g}); "
+                                f"the exact int16 form takes at most {MAX_STEPS} (one ramp each): narrow the "
+                                "input range or use int8 (a TABLE, exact)")
+    ramps = ramps_for(lambda c: y[np.asarray(c, dtype=np.int64) + 32768], [t - 0.5 for t in steps], 0)
+    plan = Table16Plan((), ramps, None, 0, quantize_multiplier(1.0 / s_out))
+    dev = table16_apply(plan, codes).astype(np.float64)
+    err = np.abs(dev - np.clip(y / s_out, -32768, 32767))
+    if not np.all(err <= 0.5 + 2.0**-20):
+        i = int(np.argmax(err))
+        raise QuantizationError(f"{name}: int16 step plan errs by {err[i]:.4f} LSB at code {int(codes[i])}")
+    return plan
+
+
+def step_codes(f: Callable[[np.ndarray], np.ndarray], s_in: float) -> list[int]:
+    """The int16 codes ``t`` where the piecewise-constant ``f`` (float32 -> float32, PyTorch's op) steps:
+    ``f(dq(t)) != f(dq(t - 1))``, with ``dq(c) = c * s_in`` in float32 as PT2E dequantizes."""
+    codes = np.arange(-32768, 32768, dtype=np.int64)
+    y = np.asarray(f((codes.astype(np.float32) * np.float32(s_in)).astype(np.float32)), dtype=np.float64)
+    return (codes[1:][y[1:] != y[:-1]]).tolist()
+
+
+def _on_codes(f, s_in: float, s_out: float):
+    """``g(c) = f(dq(c)) / s_out`` on (float64) integer codes, ``dq`` in float32 as PT2E's."""
+    def g(c):
+        v = np.asarray(c, dtype=np.float64).astype(np.float32) * np.float32(s_in)
+        return np.asarray(f(v.astype(np.float32)), dtype=np.float64) / float(s_out)
+    return g
 
 
 def _ramp_plan(g, kinks) -> Table16Plan:

@@ -142,7 +142,8 @@ class Table16Plan:
         no lo, no ramps:  y = RESCALE(ADD over terms of TABLE(idx_t, hi_t), x 2^-7)    (16.7 sum)
         else:  part_t = RESCALE(TABLE(idx_t, hi_t), x 2^7) [+ TABLE(idx_t, lo_t)]     per term t
                acc = ADD over terms of part_t, ADD/SUB of the ramps                (2^-frac_bits LSB)
-               y = RESCALE(acc, x 2^-frac_bits)      (or the product step, :class:`Table16Product`)
+               y = RESCALE(acc, x 2^-frac_bits)      (or the product step, :class:`Table16Product`;
+                                                       or RESCALE(acc, final) for a step plan)
 
     ``frac_bits``: the accumulator's unit is 2^-frac_bits output LSB -- 7 + :data:`TABLE16_FRAC_BITS`
     whenever there are terms; a ramps-only plan may use fewer bits so its ramps fit int32.
@@ -157,6 +158,9 @@ class Table16Plan:
     ramps: tuple[Ramp16, ...] = ()
     product: Table16Product | None = None
     frac_bits: int = 7 + TABLE16_FRAC_BITS
+    #: The final RESCALE's ``(multiplier, shift)`` where it is not ``x 2^-frac_bits`` (no product): a step
+    #: plan (:mod:`tabula.qmath.piecewise`) sums f itself in whole units and rescales by ``1 / s_out``.
+    final: tuple[int, int] | None = None
 
     @property
     def split(self) -> bool:
@@ -304,7 +308,7 @@ def table16_apply(plan: "Table16Plan | np.ndarray", codes: np.ndarray) -> np.nda
     parts += [r.value(codes) for r in plan.ramps]
     acc = total(parts)
     if plan.product is None:
-        out = rescale(acc, 1 << 30, 30 + plan.frac_bits)
+        out = rescale(acc, *(plan.final or (1 << 30, 30 + plan.frac_bits)))
     else:
         p = plan.product
         prod = acc * codes

@@ -9,12 +9,15 @@ def float_passes() -> list:
     from .decompose_ops_pass import decompose_ops
     from .fold_constants_pass import fold_constants
     from .fuse_silu_pass import fuse_silu
+    from .fuse_softsign_pass import fuse_softsign
     from .remove_identities_pass import remove_identities
+    from .rewrite_div_pass import rewrite_div
     from .unroll_recurrent_pass import unroll_recurrent
 
     # identities first: a clone between a conv and its BatchNorm or ReLU must not hide the pair; the
     # decompositions before folding (zeros_like of a constant folds); the recurrence after folding: its
     # initial state (torch.zeros) is then a constant; its sigmoids are gates (never x * sigmoid(x)), so
-    # fuse_silu may run before it
+    # fuse_silu may run before it; softsign is fused before rewrite_div would take its division apart
     return [("remove_identities", remove_identities), ("decompose_ops", decompose_ops), ("fold_constants", fold_constants),
-            ("fuse_silu", fuse_silu), ("unroll_recurrent", unroll_recurrent)]
+            ("fuse_silu", fuse_silu), ("fuse_softsign", fuse_softsign),
+            ("rewrite_div", rewrite_div), ("unroll_recurrent", unroll_recurrent)]

@@ -11,6 +11,20 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``select`` per piece; ``stack`` -> ``unsqueeze`` each input, then ``cat``.
 * ``zeros_like`` / ``ones_like`` / ``full_like`` -> a constant of the output's shape (it depends on
   the input's shape only).
+* ``masked_fill(x, mask, v)`` -> ``where(mask, v, x)`` (PyTorch's definition: v where mask is True);
+  ``glu(x, dim)`` -> ``a * sigmoid(b)`` on the two halves ``a, b`` of x along dim (PyTorch's ``F.glu``);
+  ``pixel_shuffle(x, r)`` / ``pixel_unshuffle(x, r)`` -> reshape, permute, reshape (PyTorch's index maps:
+  ``out[n, c, h r + i, w r + j] = x[n, c r^2 + i r + j, h, w]``), data movement on one grid.
+* ``group_norm(x, G, w, b, eps)`` -> ``layer_norm`` of ``x.view(N, G, -1)`` over its last dim (the integer
+  LayerNorm, :mod:`tabula.qmath.layer_norm`), viewed back to ``[N, C, H, W]``, then ``* w`` and ``+ b`` per
+  channel (constants); ``linalg_vector_norm(x, 2, dim, keepdim)`` -> ``sqrt(sum(x * x, dim, keepdim))``,
+  ``clamp_min(x, v)`` -> ``clamp(x, v)``, ``expand_as(x, y)`` -> ``expand(x, y.shape)``: so ``F.normalize``
+  is ``x / clamp(norm, eps)``, a division by a positive activation (:mod:`.rewrite_div_pass`).
+* ``log_softmax(x, dim)`` -> ``d = x - amax(x, dim)``, ``y = d - log(sum(exp(d), dim))`` (keepdim; the
+  log-sum-exp with the max taken out, PyTorch's own formulation): REDUCE_MAX on the codes (exact), a SUB
+  of two activations on one grid, the exp TABLE, the int32 sum, the log TABLE (``sum >= 1``: the max's own
+  ``exp(0)``), a SUB.  Each op rounds once on its own grid, as PT2E simulates it; the error bound is
+  :func:`log_softmax_error_bound`.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -26,14 +40,18 @@ from torch.fx.node import map_arg
 from ..fx import arg, canonical_op, fake_value
 from . import softmax_op  # noqa: F401  (registers torch.ops.tabula.softmax)
 
-__all__ = ["decompose_ops", "unsupported", "DECOMPOSED"]
+__all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_bound"]
 
 aten = torch.ops.aten
 
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
+_SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
+_LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
+_NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
 #: The ops this pass rewrites.
-DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE)
+DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
+              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS)
 
 
 def _is_const(n) -> bool:
@@ -57,6 +75,40 @@ def unsupported(node: Node) -> str | None:
             if keep is not None and not bool(keep.any(-1).all()):
                 return "with a mask that hides every key of a query (PyTorch gives NaN there)"
         return None
+    if name in _SHUFFLES:
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() != 4:
+            return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+    if name == "aten.group_norm":
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() != 4:
+            return f"of a {v.dim()}-D tensor (a batched [N, C, H, W] one only)"
+        for i, what in ((2, "weight"), (3, "bias")):
+            w = arg(node, i, what, None)
+            if w is not None and not _is_const(w):
+                return f"with a {what} computed from the inputs"
+    if name == "aten.linalg_vector_norm":
+        if float(arg(node, 1, "ord", 2)) != 2.0:
+            return f"with ord={arg(node, 1, 'ord', 2)} (the 2-norm only)"
+        if arg(node, 2, "dim", None) is None:
+            return "over every dim (give dim)"
+        if node.kwargs.get("dtype") is not None:
+            return "with dtype= (leave it unset)"
+    if name == "aten.clamp_min" and isinstance(node.args[1], Node):
+        return "with a tensor bound"
+    if name in _LOG_SOFTMAX:
+        if name == "aten.log_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
+            return "with dtype= (leave it unset)"
+        if name == "aten._log_softmax" and arg(node, 2, "half_to_float", False):
+            return "with half_to_float=True"
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() == 0:
+            return "of a 0-D tensor"
+    if name == "aten.glu":
+        v = fake_value(node.args[0])
+        dim = int(arg(node, 1, "dim", -1))
+        if v is not None and int(v.shape[dim]) % 2:
+            return f"over dim {dim} of odd size {int(v.shape[dim])}"
     if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
@@ -173,6 +225,96 @@ def _stack(gm: GraphModule, node: Node) -> Node:
     return e(aten.cat.default, [e(aten.unsqueeze.default, x, dim % rank) for x in xs], dim % rank)
 
 
+def _masked_fill(gm: GraphModule, node: Node) -> Node:
+    x, mask, value = node.args[:3]
+    e = _Emitter(gm, node)
+    if isinstance(value, Node):
+        return e(aten.where.self, mask, value, x)
+    return e(aten.where.ScalarSelf, mask, value, x)
+
+
+def _glu(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    rank = fake_value(x).dim()
+    dim = int(arg(node, 1, "dim", -1)) % rank
+    h = int(fake_value(x).shape[dim]) // 2
+    e = _Emitter(gm, node)
+    a, b = e(aten.slice.Tensor, x, dim, 0, h), e(aten.slice.Tensor, x, dim, h, 2 * h)
+    return e(aten.mul.Tensor, a, e(aten.sigmoid.default, b))
+
+
+def _shuffle(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    r = int(node.args[1])
+    n, c, h, w = (int(d) for d in fake_value(x).shape)
+    e = _Emitter(gm, node)
+    if canonical_op(node.target) == "aten.pixel_shuffle":
+        y = e(aten.view.default, x, [n, c // (r * r), r, r, h, w])
+        y = e(aten.permute.default, y, [0, 1, 4, 2, 5, 3])
+        return e(aten.reshape.default, y, [n, c // (r * r), h * r, w * r])
+    y = e(aten.view.default, x, [n, c, h // r, r, w // r, r])
+    y = e(aten.permute.default, y, [0, 1, 3, 5, 2, 4])
+    return e(aten.reshape.default, y, [n, c * r * r, h // r, w // r])
+
+
+def _group_norm(gm: GraphModule, node: Node) -> Node:
+    x, groups = node.args[0], int(node.args[1])
+    w, b = arg(node, 2, "weight", None), arg(node, 3, "bias", None)
+    eps = float(arg(node, 4, "eps", 1e-5))
+    n, c, h, wd = (int(d) for d in fake_value(x).shape)
+    e = _Emitter(gm, node)
+    rows = e(aten.view.default, x, [n, groups, (c // groups) * h * wd])
+    y = e(aten.layer_norm.default, rows, [(c // groups) * h * wd], None, None, eps)
+    y = e(aten.view.default, y, [n, c, h, wd])
+    if w is not None:
+        y = e(aten.mul.Tensor, y, e(aten.view.default, w, [1, c, 1, 1]))
+    if b is not None:
+        y = e(aten.add.Tensor, y, e(aten.view.default, b, [1, c, 1, 1]))
+    return y
+
+
+def _norms(gm: GraphModule, node: Node) -> Node:
+    name = canonical_op(node.target)
+    e = _Emitter(gm, node)
+    x = node.args[0]
+    if name == "aten.linalg_vector_norm":
+        rank = fake_value(x).dim()
+        dims = arg(node, 2, "dim", None)
+        dims = [int(dims) % rank] if isinstance(dims, int) else [int(d) % rank for d in dims]
+        keep = bool(arg(node, 3, "keepdim", False))
+        return e(aten.sqrt.default, e(aten.sum.dim_IntList, e(aten.mul.Tensor, x, x), dims, keep))
+    if name == "aten.clamp_min":
+        return e(aten.clamp.default, x, node.args[1])
+    return e(aten.expand.default, x, list(fake_value(node.args[1]).shape))  # expand_as
+
+
+def _log_softmax(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
+    e = _Emitter(gm, node)
+    d = e(aten.sub.Tensor, x, e(aten.amax.default, x, [dim], True))
+    ex = e(aten.exp.default, d)
+    # exp's output grid from what it produces, (0, 1]: d <= 0, but d's own grid (int16: symmetric) reaches
+    # as far above 0, whose exact image would spend most codes on values exp never produces here
+    ex.meta["tabula_table_output"] = "observed"
+    return e(aten.sub.Tensor, d, e(aten.log.default, e(aten.sum.dim_IntList, ex, [dim], True)))
+
+
+def log_softmax_error_bound(row_len: int, s_d: float, s_e: float, s_sum: float, s_log: float, s_out: float) -> float:
+    """A bound, in output LSB, on ``|y - log_softmax(x)|`` for the decomposition above, against the exact
+    log_softmax of the dequantized input codes, from its grids' steps (real units): ``d`` is exact (the
+    codes of x minus the codes of its max, one rounding onto d's grid: ``s_d / 2``); ``S = sum(e)`` has
+    at most ``row_len * s_e / 2`` from the exps' roundings and ``s_sum / 2`` from its own, so (``S >= 1``)
+    ``log S`` errs by at most that sum (log's slope is at most 1 there) plus ``s_log / 2`` (int16's
+    table plans: ``s_log`` instead, within 1 LSB); the final SUB rounds once more::
+
+        bound = 1/2 + (s_d / 2 + row_len * s_e / 2 + s_sum / 2 + s_log) / s_out
+
+    A first-order bound (exp's own error at d ~ 0 counted in ``s_e``); measured errors are below it
+    (``tests/models/test_long_tail_tables.py``)."""
+    return 0.5 + (s_d / 2 + row_len * s_e / 2 + s_sum / 2 + s_log) / s_out
+
+
 def _like(gm: GraphModule, node: Node) -> Node:
     v = node.meta["val"]
     name = canonical_op(node.target)
@@ -196,8 +338,11 @@ def decompose_ops(gm: GraphModule) -> int:
         if name in _SPLITS:
             _pieces(gm, node)
         else:
-            fn = {"aten.scaled_dot_product_attention": _attention,
-                  "aten.stack": _stack}.get(name, _like)
+            fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
+                  "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
+                  "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
+                  "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
+                  **{k: _norms for k in _NORMS[1:]}}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1

@@ -35,7 +35,7 @@ class Case:
     @property
     def id(self) -> str:
         a = ",".join(str(v) for v in list(self.args) + [f"{k}={v}" for k, v in self.kwargs.items()])
-        return self.function.replace("aten.", "") + (f"({a})" if a else "")
+        return self.function.replace("aten.", "").replace("tabula.", "") + (f"({a})" if a else "")
 
     @property
     def dom(self):
@@ -97,6 +97,14 @@ CASES = [
     Case("aten.mish", -8, 8),
     Case("aten.log2", 0, 8),
     Case("aten.log10", 0, 8),
+    Case("aten.selu", -6, 6),
+    Case("aten.celu", -6, 6, args=(0.5,)),
+    Case("aten.erfinv", -1, 1, fixed_grid=True),
+    Case("aten.sign", -4, 4),
+    Case("aten.round", -8, 8),
+    Case("aten.ceil", -8, 8),
+    Case("aten.floor", -8, 8),
+    Case("tabula.softsign", -8, 8),
 ]
 
 

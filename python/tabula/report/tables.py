@@ -87,6 +87,8 @@ def table_of(g: Graph, op: Op):
     p = a.get("product")
     product = None if p is None else Table16Product(int(p["mul_shift"]), int(p["multiplier"]), int(p["shift"]))
     extra = {"frac_bits": int(a["frac_bits"])} if "frac_bits" in a else {}
+    if a.get("final") is not None:
+        extra["final"] = (int(a["final"][0]), int(a["final"][1]))
     return Table16Plan(terms, ramps, product, **extra)
 
 

@@ -41,7 +41,8 @@ def fuse_table16(g: Graph) -> Graph:
         attrs = {"terms": [dict(zoom=int(t["zoom"]), centre=int(t.get("centre", 0)), hi=t["hi"], lo=t.get("lo"))
                            for t in terms],
                  "ramps": [dict(r) for r in a.get("ramps") or ()], "product": a.get("product"),
-                 "frac_bits": int(a.get("frac_bits", 7)), "wide": wide, "function": a.get("function")}
+                 "frac_bits": int(a.get("frac_bits", 7)), "wide": wide, "function": a.get("function"),
+                 "final": a.get("final")}
         replace[group[-1]] = Op(FUSED_TABLE16, [x] + consts, [out], attrs, op.source)
         drop.update(group[:-1])
         removed |= internal

@@ -32,6 +32,8 @@ def context(op, g, ref) -> dict:
     centred = any(int(t.get("centre", 0)) for t in terms)
     if product is not None:
         final = [int(product["mul_shift"]), int(product["multiplier"]), int(product["shift"])]
+    elif a.get("final") is not None:  # a step plan: RESCALE by 1 / s_out
+        final = [-1, int(a["final"][0]), int(a["final"][1])]
     else:
         final = [-1, 1 << 30, 30 + int(a.get("frac_bits", 14))]
     return dict(

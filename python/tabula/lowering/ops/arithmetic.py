@@ -46,7 +46,12 @@ from ...fx import arg, fake_value, node_source
 from ...ir import Op
 from ...qmath import build_table_int8, quantize_int32_round_half_even
 
-ATEN = ["aten.add", "aten.sub", "aten.rsub", "aten.mul", "aten.neg", "aten.div"]
+ATEN = ["aten.add", "aten.sub", "aten.rsub", "aten.mul", "aten.neg", "aten.div", "aten.remainder", "aten.fmod"]
+
+#: Ops of one activation and a constant number whose only form is the int8 TABLE (a sawtooth: its jumps
+#: defeat TOSA's interpolating int16 TABLE, and its ramps would leave int32): PyTorch's ``remainder``
+#: (``x - c * floor(x / c)``, the sign of c) and ``fmod`` (the sign of x).
+INT8_ONLY = ("aten.remainder", "aten.fmod")
 
 #: Bits of |q - zero_point| per activation dtype: int8 codes minus a zero point span 255 < 2^8;
 #: int16 is symmetric, |q| <= 2^15.
@@ -93,13 +98,22 @@ def _terms(node) -> tuple[str, list]:
 def unsupported(node) -> str | None:
     """What this lowering cannot do with ``node`` (a float-graph add/sub/rsub/mul/neg/div), or None."""
     name = rules.canonical_op(node.target)
+    if name in INT8_ONLY:
+        c = node.args[1] if len(node.args) > 1 else None
+        if not isinstance(c, (int, float)) or isinstance(c, bool):
+            return "by a tensor (by a constant number only)"
+        if c == 0:
+            return "by zero"
+        return None
     if name == "aten.div":
         mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
         if mode is not None:
             return f"with rounding_mode={mode!r} (floor / trunc division)"
         b = arg(node, 1, "other", None)
         if not _is_const(b):
-            return "by an activation (division by a constant only; multiply by torch.reciprocal(y) instead)"
+            return ("by an activation not positive by construction (x / y becomes x * reciprocal(y) when y is an "
+                    "exp, sigmoid, softplus, sqrt, abs, relu, a clamp with min >= 0, y * y, or a sum / add / mul of "
+                    "those and constants >= 0: quantizer/rewrite_div_pass.py; the reciprocal's domain is [0, inf))")
         if not np.all(_const_value(b) != 0):
             return "by zero"
     for a in node.args[: 1 if name == "aten.neg" else 2]:
@@ -168,6 +182,11 @@ def lower(ctx, node) -> None:
         raise LoweringError(f"{src}: {rules.canonical_op(node.target)} {reason}")
     out = ctx.output(node)
     rank = len(out.shape)
+    if rules.canonical_op(node.target) in INT8_ONLY:
+        if out.dtype == "int8" and _unary_table(ctx, node, out, src):
+            return
+        raise LoweringError(f"{src}: {rules.canonical_op(node.target)} in {out.dtype}: a sawtooth has no int16 form "
+                            "(quantize this layer int8: precision={...: 'int8'})")
     kind, terms = _terms(node)
     if all(_is_const(a) for a, _ in terms):
         raise LoweringError(f"{src}: {node.name} has no activation operand (constants are folded by tabula.quantize)")

@@ -1,12 +1,13 @@
 """aten.expand -> TILE (each size-1 axis repeated to its new size), after a RESHAPE that adds the new
-leading dims where the rank grows.  One grid (``rules.SHARED``): TILE copies codes."""
+leading dims where the rank grows; aten.repeat(x, reps) likewise: TOSA TILE with ``multiples = reps`` (its
+semantics exactly: PyTorch's repeat is numpy's tile, a longer ``reps`` adding leading dims).  One grid (``rules.SHARED``): TILE copies codes."""
 from __future__ import annotations
 
 from ...fx import fake_value, node_source
 from ...ir import Op
 from .reshape import reshape_to
 
-ATEN = ["aten.expand"]
+ATEN = ["aten.expand", "aten.repeat"]
 
 _NHWC = [0, 2, 3, 1]  # device axis k holds NCHW dim _NHWC[k]
 

@@ -160,6 +160,8 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
         head["product"] = dict(mul_shift=p.mul_shift, multiplier=p.multiplier, shift=p.shift)
     if plan.wide:
         head["frac_bits"] = plan.frac_bits
+    if plan.final is not None:
+        head["final"] = [int(v) for v in plan.final]
 
     shifted = {}
     for c in plan.centres:  # 128 * saturate16(x - c), exact
@@ -216,7 +218,7 @@ def emit_int16(ctx, base: str, x, out, f, attrs: dict, src: str, plan=None) -> N
     for n, (sign, v) in enumerate(parts[1:]):
         acc = join(acc, v, sign, f"{base}_acc{n}", fine)
     if plan.product is None:
-        rescale(acc, out, 1 << 30, 30 + plan.frac_bits)
+        rescale(acc, out, *(plan.final or (1 << 30, 30 + plan.frac_bits)))
         return
     p = plan.product
     x32 = temp(f"{base}_x32", x.shape, "int32", float(x.scale))

@@ -1,0 +1,139 @@
+"""Issue 25's table ops of one activation at model level: selu, celu, erfinv (on a tanh: its fixed open
+grid), the steps sign / round / ceil / floor, and softsign (``F.softsign``'s abs / add / div fused into one
+TABLE before quantization).  int8: every output equals PT2E's simulation of the same quantized graph
+(a TABLE is ``q(f(dq(c)))``); a16w8: within 1 LSB of it (the steps exactly, ties aside).  One a16w8 host
+build runs the model bit-exact against the Python reference (the fused int16 kernel, steps included)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import tabula
+from helpers import scons
+
+
+class Tables(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):  # [1, 8]
+        y = self.fc(x) * 3.0
+        return (F.selu(y), F.celu(y, 0.5), torch.erfinv(torch.tanh(y)), torch.sign(y), torch.round(y),
+                torch.ceil(y), torch.floor(y), F.softsign(y))
+
+
+def _build(scheme):
+    torch.manual_seed(5)
+    model, x = Tables().eval(), torch.randn(24, 8)
+    gm = tabula.quantize(model, (x[:1],), x[:16], scheme=scheme)
+    return model, x, gm, tabula.lower(gm)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_table_ops_equal_pt2e_simulation(scheme):
+    _, x, gm, program = _build(scheme)
+    ops = [o.op for o in program.graph.ops]
+    assert "INTDIV" not in ops and "TABLE" in ops
+    worst = []
+    for t in x[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        for i, (got, sim, q) in enumerate(zip(program.run(t[None].numpy()), sims, program.output_qparams)):
+            lsb = np.abs(got - sim).max() / q.scale
+            worst.append(lsb)
+            # a16w8 erfinv (i == 2) reads tanh's int16 output, itself up to 1 LSB from the simulation's
+            # (a table plan), and erfinv's slope on its fixed grid is above 1 near +-1: measured 2.0 LSB
+            assert lsb <= (1e-3 if scheme == "int8" else (2.0 if i == 2 else 1.0) + 1e-2), (i, lsb)  # 1e-2: float32 dequantized values
+    if scheme == "a16w8":  # the steps are exact: sign, round, ceil, floor (outputs 3..6)
+        for t in x[16:20]:
+            with torch.no_grad():
+                sims = [s.numpy() for s in gm(t[None])]
+            for got, sim in list(zip(program.run(t[None].numpy()), sims))[3:7]:
+                np.testing.assert_array_equal(got, sim)
+
+
+@pytest.mark.host
+def test_table_ops_bit_exact_on_host_a16w8(tmp_path):
+    torch.manual_seed(5)
+    model, x = Tables().eval(), torch.randn(24, 8)
+    torch.export.save(torch.export.export(model, (x[:1],)), tmp_path / "m.pt2")
+    np.savez(tmp_path / "calib.npz", x=x[:16].numpy())
+    np.savez(tmp_path / "test.npz", x=x[16:].numpy())
+    scons("board=host", "scheme=a16w8", f"build_dir={tmp_path / 'b'}", f"model={tmp_path / 'm.pt2'}",
+          f"calib={tmp_path / 'calib.npz'}", f"data={tmp_path / 'test.npz'}", "name=tables")
+    r = json.loads((tmp_path / "b" / "host" / "tables-a16w8" / "results.json").read_text())
+    assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
+
+
+class LogSoftmax(nn.Module):
+    def forward(self, x):
+        return F.log_softmax(x, -1)
+
+
+@pytest.mark.parametrize("scheme,n,amp,measured", [
+    ("int8", 10, 2.0, 1.10), ("int8", 100, 2.0, 1.51), ("a16w8", 10, 2.0, 1.34), ("a16w8", 100, 2.0, 1.34),
+])
+def test_log_softmax_within_its_bound_of_the_exact_log_softmax(scheme, n, amp, measured):
+    """log_softmax as d = x - amax(x), d - log(sum(exp(d))) (the decomposition pass): against the exact
+    log_softmax of the dequantized input codes, within the stated bound
+    (decompose_ops_pass.log_softmax_error_bound: 2.1 / 5.4 LSB int8, 2.3 / 5.5 a16w8 here) and within the measured
+    worst (pinned: 1.09 / 1.50 int8, 1.33 / 1.33 a16w8);
+    against PT2E's simulation exact in int8, 1 LSB in a16w8 (roundings half up vs half to even)."""
+    from tabula.quantizer.decompose_ops_pass import log_softmax_error_bound
+
+    torch.manual_seed(0)
+    x = torch.randn(64, n) * amp
+    gm = tabula.quantize(LogSoftmax().eval(), (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    g, q, qi = program.graph, program.output_qparams[0], program.input_qparams[0]
+    lo, hi = (-128, 127) if scheme == "int8" else (-32767, 32767)
+    fn = {o.attrs["function"]: o for o in g.ops if "function" in o.attrs}
+
+    def out_scale(o):
+        return g.tensors[o.attrs.get("output", o.outputs[0])].scale
+
+    bound = log_softmax_error_bound(n, g.tensors[fn["aten.exp"].inputs[0]].scale, out_scale(fn["aten.exp"]),
+                                    g.tensors[fn["aten.log"].inputs[0]].scale, out_scale(fn["aten.log"]), q.scale)
+    worst = 0.0
+    for t in x:
+        got = program.run(t[None].numpy())[0].ravel()
+        with torch.no_grad():
+            sim = gm(t[None]).numpy().ravel()
+        xd = (np.clip(np.rint(t.numpy() / qi.scale) + qi.zero_point, lo, hi) - qi.zero_point) * qi.scale
+        exact = xd - xd.max() - np.log(np.sum(np.exp(xd - xd.max())))
+        worst = max(worst, np.abs(got - exact).max() / q.scale)
+        assert np.abs(got - sim).max() / q.scale <= (1e-3 if scheme == "int8" else 1.0 + 1e-2)
+    assert worst <= measured <= bound, (worst, bound)
+
+
+class Remainder(nn.Module):
+    def forward(self, x):
+        return x % 0.7, torch.fmod(x, 0.5), torch.remainder(x, -0.6)
+
+
+def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
+    """remainder / fmod by a number: int8 one TABLE, equal to PT2E's simulation on all 256 input codes
+    (q(f(dq(c)))); int16 has no form for a sawtooth (its jumps defeat the interpolating TABLE): the lowering
+    says so, naming the op."""
+    from tabula.errors import LoweringError
+
+    torch.manual_seed(0)
+    calib = torch.randn(8, 256) * 2
+    gm = tabula.quantize(Remainder().eval(), (calib[:1],), calib)
+    program = tabula.lower(gm)
+    assert [o.op for o in program.graph.ops] == ["TABLE"] * 3
+    q = program.input_qparams[0]
+    x = ((np.arange(-128, 128) - q.zero_point) * np.float32(q.scale)).astype(np.float32)[None]
+    with torch.no_grad():
+        sims = [s.numpy() for s in gm(torch.from_numpy(x))]
+    for got, sim in zip(program.run(x), sims):
+        np.testing.assert_array_equal(got.reshape(sim.shape), sim)
+    gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
+    with pytest.raises(LoweringError, match="remainder in int16: a sawtooth"):
+        tabula.lower(gm16)
