@@ -17,7 +17,8 @@ by :func:`tabula.memory.linker_script`; the board's ``linker.ld`` INCLUDEs it.  
 object file; with ``shared_objects`` (SConstruct: ``<build_dir>/<board>/.objects/``) the board, runtime and
 kernel objects go to ``<shared_objects>/<flags_key>/obj/`` instead and every model of the board links them. Objects carry no absolute path (:func:`reproducible_flags`). The compiler and the linker
 get their arguments as lists, never through a shell (``toolchain/argv_actions.py``). Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
-on the include path (that is where model.h is found).
+on the include path (that is where model.h is found, and what ``.incbin`` reads); ``.c`` and ``.S`` ones are
+compiled, any other (``model_constants.bin``) is a dependency of the ``.S`` objects.
 """
 import sys
 from pathlib import Path
@@ -179,7 +180,7 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None, sha
         "board": list(board.sources),
         "runtime": runtime,
         "kernels": kernel_sources,
-        "model": [n for n in model_nodes if str(n).endswith(".c")],
+        "model": [n for n in model_nodes if str(n).endswith((".c", ".S"))],
         **(extra_sources or {}),
     }
     objects = []
@@ -198,7 +199,10 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None, sha
                          and Path(str(src)).name not in MODEL_RUNTIME)
             genv = common_env if is_shared else own_env
             target = str((shared if is_shared else build_dir) / "obj" / group / (name + env.subst("$OBJSUFFIX")))
-            objects += argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
+            obj = argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
+            if group == "model" and str(src).endswith(".S"):  # what it .incbin's (model_constants.bin)
+                env.Depends(obj, [n for n in model_nodes if not str(n).endswith((".c", ".S", ".h"))])
+            objects += obj
 
     if board.linker_script is not None:
         ld = memory_script(env, board, build_dir)
