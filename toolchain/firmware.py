@@ -14,9 +14,11 @@ the kernel sources are the manifest's build list.  The linker script's memory pa
 constants and arena placed in other regions) is generated from the board's ``board.toml [memory]``
 by :func:`tabula.memory.linker_script`; the board's ``linker.ld`` INCLUDEs it.  Objects go to
 ``<build_dir>/obj/{board,runtime,kernels,model}/`` so two boards (two build dirs) never share an
-object file. Objects carry no absolute path (:func:`reproducible_flags`). The compiler and the linker
+object file; with ``shared_objects`` (SConstruct: ``<build_dir>/<board>/.objects/``) the board, runtime and
+kernel objects go to ``<shared_objects>/<flags_key>/obj/`` instead and every model of the board links them. Objects carry no absolute path (:func:`reproducible_flags`). The compiler and the linker
 get their arguments as lists, never through a shell (``toolchain/argv_actions.py``). Model sources may be paths or SCons nodes (e.g. codegen targets); the folder of each is
-on the include path (that is where model.h is found).
+on the include path (that is where model.h is found, and what ``.incbin`` reads); ``.c`` and ``.S`` ones are
+compiled, any other (``model_constants.bin``) is a dependency of the ``.S`` objects.
 """
 import sys
 from pathlib import Path
@@ -124,10 +126,34 @@ def npu_sources(cfg, driver: str, driver_path: str = "", cmsis_path: str = ""):
     return {"npu": [glue / "tabula_npu.c"], "ethosu_driver": sources}, path, defines
 
 
-def build_firmware(env, board, model_sources, build_dir, extra_sources=None):
+#: The groups of objects that depend on the board and its flags only (not on the model): with ``shared_objects``
+#: they are compiled once per board and flag set and linked into every model's firmware.  The runtime's
+#: ``main.c`` includes ``model.h`` (its buffer sizes), so it stays with the model.
+SHARED_GROUPS = ("board", "runtime", "kernels")
+MODEL_RUNTIME = ("main.c",)
+
+
+def flags_key(env) -> str:
+    """The folder name of a flag set under ``shared_objects``: a hash of the compiler, its flags and defines
+    (as configured before the path-dependent ``-ffile-prefix-map`` flags are added), so a
+    build with other flags (``portable=1``, another board's ``-mcpu``) gets its own objects and two flag
+    sets never overwrite each other."""
+    import hashlib
+
+    parts = [argv_actions._tool_id(env["CC"]), argv_actions._flat(env.get("CFLAGS")),
+             argv_actions._flat(env.get("CCFLAGS")), argv_actions._defines(env), argv_actions._flat(env.get("ASFLAGS"))]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def build_firmware(env, board, model_sources, build_dir, extra_sources=None, shared_objects=None):
     """Returns the program node: ``<build_dir>/firmware.elf`` (``firmware`` for the host).
     ``extra_sources``: ``{group: [C sources]}`` more C to link (an NPU build's glue and driver:
-    :func:`npu_sources`); the group ``ethosu_driver`` (Arm's code) compiles without ``-Werror``."""
+    :func:`npu_sources`); the group ``ethosu_driver`` (Arm's code) compiles without ``-Werror``.
+    ``shared_objects``: a folder; the objects of :data:`SHARED_GROUPS` (board, the runtime but ``main.c``, every kernel)
+    and the generated ``tabula_kernels.h`` go to ``<shared_objects>/<flags_key>/`` instead of ``<build_dir>/obj/``,
+    so every model built for the board with the same flags links the same objects and compiles none of
+    them again (SCons still rebuilds one whose source or header changed); None: everything under
+    ``build_dir``."""
     if env.get("TABULA_TOOL_BOARD") != board.name:
         env = env.Clone(TABULA_BOARD=board)
         env.Tool(board.toolchain, toolpath=TOOLPATH)
@@ -139,8 +165,14 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None):
     for node in model_nodes:
         if node.dir not in model_dirs:
             model_dirs.append(node.dir)
-    header = kernels_header(env, build_dir)
-    env.Append(CCFLAGS=reproducible_flags(env.Dir(str(build_dir)).get_abspath()))
+    shared = build_dir if shared_objects is None else Path(str(shared_objects)) / flags_key(env)
+    header = kernels_header(env, shared)
+    # the shared objects' folder maps to "build" as the model's does: the same bytes whatever the folders
+    env.Append(CCFLAGS=reproducible_flags(env.Dir(str(shared)).get_abspath()))
+    common_env = env.Clone()
+    common_env.Prepend(CPPPATH=[header.dir, str(RUNTIME), str(kernels.kernels_dir())])
+    if shared_objects is not None:
+        env.Append(CCFLAGS=[f"-ffile-prefix-map={env.Dir(str(build_dir)).get_abspath()}=build"])
     env.Prepend(CPPPATH=model_dirs + [header.dir, str(RUNTIME), str(kernels.kernels_dir())])
 
     runtime, kernel_sources = runtime_sources()
@@ -148,14 +180,14 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None):
         "board": list(board.sources),
         "runtime": runtime,
         "kernels": kernel_sources,
-        "model": [n for n in model_nodes if str(n).endswith(".c")],
+        "model": [n for n in model_nodes if str(n).endswith((".c", ".S"))],
         **(extra_sources or {}),
     }
     objects = []
     for group, sources in groups.items():
-        genv = env
+        own_env = env
         if group == "ethosu_driver":  # third-party code: its warnings are not ours to fail on
-            genv = env.Clone(CCFLAGS=[f for f in env["CCFLAGS"] if f not in ("-Werror", "-Wextra")])
+            own_env = env.Clone(CCFLAGS=[f for f in env["CCFLAGS"] if f not in ("-Werror", "-Wextra")])
         seen = set()
         for src in sources:
             stem = Path(str(src)).stem
@@ -163,8 +195,14 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None):
             while name in seen:                      # same file name from two folders
                 name, k = f"{stem}_{k}", k + 1
             seen.add(name)
-            target = str(build_dir / "obj" / group / (name + env.subst("$OBJSUFFIX")))
-            objects += argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
+            is_shared = (shared_objects is not None and group in SHARED_GROUPS
+                         and Path(str(src)).name not in MODEL_RUNTIME)
+            genv = common_env if is_shared else own_env
+            target = str((shared if is_shared else build_dir) / "obj" / group / (name + env.subst("$OBJSUFFIX")))
+            obj = argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
+            if group == "model" and str(src).endswith(".S"):  # what it .incbin's (model_constants.bin)
+                env.Depends(obj, [n for n in model_nodes if not str(n).endswith((".c", ".S", ".h"))])
+            objects += obj
 
     if board.linker_script is not None:
         ld = memory_script(env, board, build_dir)

@@ -4,6 +4,7 @@
                     (--model m.tflite / m.onnx: imported first; several inputs: x0, x1, ... in the .npz)
     tabula codegen  --ir build/dir --out build/dir/src [--board B] [--profile]  # model.c, model.h (placed in B's memory)
     tabula float    --model m.pt2 --ir build/dir --data test.npz --out build/dir/float_outputs.npz  # the float model's outputs
+                    (or tabula quantize ... --float-data test.npz --float-out F.npz --float-layers L.npz: both in one process)
     tabula run      --board corstone300 --elf fw.elf --ir build/dir --data test.npz (--float F.npz | --model m.pt2) --out build/dir
     tabula tosa     --ir build/dir --out build/dir/model.tosa           # the whole IR as a TOSA 1.0 flatbuffer
     tabula npu      --ir build/dir --npu ethos-u55-128 --board corstone300 --out build/dir/npu  # NPU/CPU plan (Vela)
@@ -43,6 +44,10 @@ def _quiet_torch() -> None:
 
 
 def _cmd_quantize(a) -> int:
+    if a.float_data and not a.float_out:
+        from .errors import StageError
+
+        raise StageError("--float-data runs the float stage too: give --float-out (the float_outputs.npz to write)")
     _quiet_torch()
     from .stages import quantize_and_lower
 
@@ -50,6 +55,12 @@ def _cmd_quantize(a) -> int:
                            budget=a.budget, precision=a.precision, board=a.cost_board or None)
     print(f"tabula: {len(p.graph.ops)} IR ops -> {a.out}/ir.json, ir.npz" + (f" (softmax in the NPU form for {a.npu})"
                                                                             if a.npu else ""))
+    if a.float_data:  # the float stage too, in this process: torch and torchao are imported once per build
+        from .stages import float_stage
+
+        written = float_stage(a.model, a.out, a.float_data, a.float_out, limit=a.limit or None,
+                              layers_path=a.float_layers or None)
+        print(f"tabula: {written}")
     return 0
 
 
@@ -423,6 +434,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--cost-board", default="", help="scheme mixed: whose instruction cost model (default corstone300)")
     q.add_argument("--out", required=True)
     q.add_argument("--npu", default="", help="an Ethos-U target (ethos-u55-128, ...): lower the softmax in its NPU form")
+    q.add_argument("--float-data", default="", help="also run the float stage (tabula float) on this test data, in "
+                                                     "this process (SCons: torch imported once per build)")
+    q.add_argument("--float-out", default="", help="with --float-data: the float outputs file (float_outputs.npz)")
+    q.add_argument("--float-layers", default="", help="with --float-data: the float activations file (float_layers.npz)")
+    q.add_argument("--limit", type=int, default=0, help="with --float-data: the first N test samples (0 = all)")
     q.add_argument("--quiet", action="store_true", help="no progress bars")
     q.set_defaults(fn=_cmd_quantize)
     n = sub.add_parser("npu", help="partition the IR for an Ethos-U, compile its NPU segments with Vela, write the plan")

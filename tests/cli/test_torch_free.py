@@ -35,3 +35,28 @@ def test_quantize_still_imports_torch(tmp_path):
                         str(tmp_path / "no.npz"), "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "not found" in p.stderr
     assert int([ln for ln in p.stdout.splitlines() if ln.startswith("TORCH-MODULES")][-1].split()[1]) > 0
+
+
+def test_an_scons_build_imports_torch_in_one_stage(digits_dir, tmp_path):
+    """The quantize stage also writes the float outputs (``--float-data``): the build runs no ``tabula float``
+    (one torch + torchao import, not two), and its files are the ones ``tabula float`` writes."""
+    import os
+
+    import numpy as np
+
+    from helpers import scons
+
+    p = scons("board=host", f"build_dir={tmp_path / 'b'}", "quiet=1", "limit=20", "name=d",
+              f"model={digits_dir / 'model.pt2'}", f"calib={digits_dir / 'calib.npz'}", f"data={digits_dir / 'test.npz'}")
+    stages = [ln.split("tabula.cli ", 1)[1].split()[0] for ln in p.stdout.splitlines() if " -m tabula.cli " in ln]
+    assert "float" not in stages and stages.count("quantize") == 1, stages
+    out = tmp_path / "b" / "host" / "d"
+    assert json.loads((out / "results.json").read_text())["bit_exact_mismatches"] == 0
+    f = subprocess.run([sys.executable, "-m", "tabula.cli", "float", "--model", str(digits_dir / "model.pt2"), "--ir",
+                        str(out), "--data", str(digits_dir / "test.npz"), "--out", str(tmp_path / "f.npz"), "--layers",
+                        str(tmp_path / "l.npz"), "--limit", "20"], capture_output=True, text=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+    assert f.returncode == 0, f.stderr
+    for mine, theirs in ((out / "float_outputs.npz", tmp_path / "f.npz"), (out / "float_layers.npz", tmp_path / "l.npz")):
+        with np.load(mine) as a, np.load(theirs) as b:
+            assert sorted(a.files) == sorted(b.files) and all(np.array_equal(a[k], b[k]) for k in a.files)

@@ -213,10 +213,12 @@ def test_1_mb_of_weights_spread_over_itcm_dtcm_and_sram_runs_bit_exact_on_corsto
     code = mem["itcm"]["used"] - mem["itcm"]["constants"]  # vectors, .text, runtime .rodata
     assert code < load_board("corstone300").memory.code_bytes // 2  # the estimate codegen keeps for code holds
     assert "memory sram" in p.stdout and "memory dtcm" in p.stdout  # the report says which region holds what
-    c = (out / "src" / "model.c").read_text()
-    assert c.count('section(".tabula_sram_rodata")') == c.count('section(".tabula_dtcm_rodata")') == 1
+    # the weights are bytes (model_constants.bin), each in its region's section (model_constants.S)
+    c = (out / "src" / "model.c").read_text() + (out / "src" / "model_constants.S").read_text()
+    sections = [ln.split()[1].split(",")[0] for ln in c.splitlines() if ln.strip().startswith(".section")]
+    assert sections.count(".tabula_sram_rodata") == sections.count(".tabula_dtcm_rodata") == 1
     sym = _symbols(out / "firmware.elf")
-    regions = {name: load_board("corstone300").memory.locate(sym[name]).name
+    regions = {name: load_board("corstone300").memory.locate(sym[f"tabula_const_{name}"]).name
                for name in ("linear_weight", "linear_1_weight", "linear_2_weight")}
     assert sorted(regions.values()) == ["dtcm", "itcm", "sram"] and regions["linear_2_weight"] == "itcm"
     print(f"1 MB weights: {r['instructions_per_inference']} instructions/inference, flash {r['flash_bytes']} B, "

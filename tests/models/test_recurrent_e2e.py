@@ -29,5 +29,5 @@ def test_lstm_and_gru_run_bit_exact_on_corstone300(tmp_path):
     weights = {o["inputs"][1] for o in fcs}
     assert len(fcs) > 100 and len(weights) == 4 * 2 + 3 * 2 * 2 + 1  # per gate W_ih, W_hh; the head
     model_c = (out / "src" / "model.c").read_text()
-    arrays = re.findall(r"static const int8_t (\w+)\[", model_c)
+    arrays = re.findall(r"(?:static|extern) const int8_t (\w+)\[", model_c)
     assert len([a for a in arrays if a.endswith("_weight")]) == len(weights)  # every step reads the one array

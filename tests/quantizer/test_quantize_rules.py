@@ -249,6 +249,26 @@ def test_few_calibration_inputs_give_min_max_grids(n):
     assert s_h < s
 
 
+def test_min_max_grids_build_no_histogram(monkeypatch):
+    """A calibration whose size is known and below MIN_MAX_BELOW gets min/max grids without any histogram
+    being built (HistogramObserver.forward never runs); the grids are the ones of the same inputs given
+    as an iterator (size unknown before calibrating: histogram built, min/max used) -- every grid equal."""
+    from tabula.quantizer import annotator
+
+    calls = []
+    forward = annotator.HistogramObserver.forward
+    monkeypatch.setattr(annotator.HistogramObserver, "forward", lambda self, x: calls.append(1) or forward(self, x))
+    x = _heavy_tailed(12)
+    model = Unary(torch.tanh)
+    known = tabula.quantize(model, (x[:1],), x)
+    assert calls == []
+    unknown = tabula.quantize(model, (x[:1],), iter([(x[i : i + 1],) for i in range(len(x))]))
+    assert len(calls) >= len(x)
+    grids = lambda gm: [(n.target, tuple(float(a) if isinstance(a, float) else a for a in n.args[1:3]))  # noqa: E731
+                        for n in gm.graph.nodes if n.op == "call_function" and "quantize_per_tensor" in str(n.target)]
+    assert grids(known) == grids(unknown) and grids(known)
+
+
 def test_many_calibration_inputs_give_histogram_grids():
     from tabula.quantizer.annotator import MIN_MAX_BELOW
 

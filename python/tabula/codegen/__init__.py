@@ -1,7 +1,8 @@
 """IR -> C: render ``model.c`` / ``model.h`` from ``firmware_templates/*.j2``.
 
 ``model.c`` holds every constant (weights OHWI, biases, TABLEs, RESCALE multipliers/shifts) as
-``const`` arrays, one statically planned arena (:mod:`.arena`; split in parts across the board's
+``const`` arrays (those of at least :data:`BINARY_MIN_BYTES` as bytes in ``model_constants.bin``, assembled
+by ``model_constants.S``, model.c declaring them), one statically planned arena (:mod:`.arena`; split in parts across the board's
 regions when it does not fit one, constants placed likewise: :mod:`.placement`) and ``tabula_model_run()``, a
 straight-line list of kernel calls (``tabula_kernels.h``, generated from
 ``firmware_templates/kernels/manifest.toml``); each op's call comes from its module in ``codegen/ops/``
@@ -72,6 +73,39 @@ def c_ident(name: str) -> str:
 def _c_array_body(values: np.ndarray, per_line: int = 16) -> str:
     flat = [str(int(v)) for v in np.asarray(values).reshape(-1)]
     return "\n".join("    " + ", ".join(flat[i : i + per_line]) + "," for i in range(0, len(flat), per_line))
+
+
+#: Constant arrays of at least this many bytes go to ``model_constants.bin`` (assembled by ``model_constants.S``
+#: with ``.incbin``) instead of C text: C spells a byte in about 4.5 characters and gcc parses a million of
+#: them in about a second; the small ones (multipliers, biases, tables) stay readable in model.c.
+BINARY_MIN_BYTES = 1024
+
+
+def _constant_arrays(const_arrays: dict, itemsize: dict, sections: dict) -> tuple[list[dict], bytearray]:
+    """The template entries of the constant arrays and the bytes of ``model_constants.bin``: an integer array
+    of at least :data:`BINARY_MIN_BYTES` is ``binary`` (its little-endian bytes at a 16-byte aligned
+    ``offset`` of the blob, its assembler ``symbol`` and section), any other one keeps its C ``body``.
+
+    Raises:
+        ValueError: a value that does not fit the array's C type (a development error)."""
+    out, blob = [], bytearray()
+    for k, (ct, v, cm) in const_arrays.items():
+        values = np.asarray(v)
+        entry = dict(cname=c_ident(k), ctype=ct, count=int(values.size), comment=cm, section=sections[k],
+                     nbytes=int(values.size) * itemsize[k], binary=False)
+        if entry["nbytes"] >= BINARY_MIN_BYTES and re.fullmatch(r"u?int(8|16|32)_t", ct):
+            dt = np.dtype(ct.removesuffix("_t")).newbyteorder("<")
+            raw = values.reshape(-1).astype(dt)
+            if not np.array_equal(raw.astype(np.int64), values.reshape(-1).astype(np.int64)):
+                raise ValueError(f"constant {k} holds values outside {ct}")
+            blob += bytes(-len(blob) % 16)
+            entry.update(binary=True, offset=len(blob), symbol=f"tabula_const_{entry['cname']}",
+                         asm_section=sections[k] or f".rodata.tabula_const_{entry['cname']}")
+            blob += raw.tobytes()
+        else:
+            entry["body"] = _c_array_body(values)
+        out.append(entry)
+    return out, blob
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -198,11 +232,7 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
 
         npu_ctx = npu_context(npu, placement, standin, [[render(op) for op in body.ops] for body in standin], ref)
 
-    constants = [
-        dict(cname=c_ident(k), ctype=ct, count=int(np.asarray(v).size), body=_c_array_body(v), comment=cm,
-             section=placement.const_section[k])
-        for k, (ct, v, cm) in const_arrays.items()
-    ]
+    constants, blob = _constant_arrays(const_arrays, itemsize, placement.const_section)
     const_bytes = int(sum(np.asarray(v).size * itemsize[k] for k, (_, v, _) in const_arrays.items()))
     io = lambda names: [dict(nbytes=g.tensors[n].nbytes, offset=placement.location(n)[1],  # noqa: E731
                              array=parts[placement.tensor_part[n]].cname) for n in names]
@@ -220,6 +250,11 @@ def generate(g: Graph, out_dir: str | Path, model_name: str = "model", memory=No
     model_h = out / "model.h"
     model_c = out / "model.c"
     _write_atomic(model_h, env.get_template("model.h.j2").render(**common))
+    # the large arrays as bytes, assembled with .incbin (no C text for the compiler to parse); written every
+    # build (empty when there are none), so the build's file list does not depend on the model
+    write_atomic(out / "model_constants.bin", bytes(blob))
+    _write_atomic(out / "model_constants.S", env.get_template("model_constants.S.j2").render(
+        version=__version__, model_name=model_name, min_bytes=BINARY_MIN_BYTES, arrays=[c for c in constants if c["binary"]]))
     _write_atomic(
         model_c,
         env.get_template("model.c.j2").render(

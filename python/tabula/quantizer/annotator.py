@@ -164,12 +164,19 @@ class FiniteHistogramObserver(HistogramObserver):
     counts its calibration inputs (forward calls).  Fewer than ``min_max_below`` of them: the grid
     spans the observed min/max (TFLite's calibration; no calibrated value is clipped); else
     HistogramObserver's grid (the one minimizing the L2 quantization error of the histogram, which may
-    clip the tails).  See :data:`OBSERVERS`."""
+    clip the tails).  See :data:`OBSERVERS`.  ``expected``: the number of calibration inputs, when known
+    before calibrating (:func:`tabula.quantizer.flow.quantize_graph` sets it); fewer than ``min_max_below``:
+    only the min/max is kept (the histogram, which that grid does not use, is not built)."""
 
     def __init__(self, *args, min_max_below: int = 0, **kwargs):
         super().__init__(*args, **kwargs)
         self.min_max_below = int(min_max_below)
         self.inputs = 0
+        self.expected: int | None = None
+
+    def min_max_only(self) -> bool:
+        """Whether the grid will be the observed min/max (so no histogram is needed)."""
+        return self.expected is not None and self.expected < self.min_max_below
 
     def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         self.inputs += 1
@@ -179,13 +186,18 @@ class FiniteHistogramObserver(HistogramObserver):
             x = x[finite]
             if x.numel() == 0:
                 return x_orig
-        super().forward(x)
+        if not self.min_max_only():
+            super().forward(x)
+        elif x.numel():  # HistogramObserver's running min/max, without its histogram
+            x_min, x_max = torch.aminmax(x)
+            self.min_val.copy_(torch.min(self.min_val, x_min))
+            self.max_val.copy_(torch.max(self.max_val, x_max))
         return x_orig
 
     @torch.jit.export
     def calculate_qparams(self):
         observed = bool(self.min_val <= self.max_val)
-        if observed and self.inputs < self.min_max_below:
+        if observed and (self.inputs < self.min_max_below or self.min_max_only()):
             return self._calculate_qparams(self.min_val, self.max_val)
         return super().calculate_qparams()
 

@@ -199,6 +199,9 @@ def quantize_graph(gm, quantizer, example_inputs: tuple, calibration) -> "GraphM
         total = len(calibration) if isinstance(calibration, (torch.Tensor, np.ndarray, list, tuple)) else None
     except TypeError:
         total = None
+    for m in prepared.modules():  # a known count below min_max_below: the observers keep min/max only
+        if isinstance(m, FiniteHistogramObserver):
+            m.expected = total
     with torch.no_grad(), bar(total, "calibration", "sample") as shown:
         for args in _batches(calibration, example if len(example) == len(example_inputs) else None, ranges):
             shown.update()
