@@ -355,7 +355,7 @@ NORMALIZE: dict[str, int] = {"aten.layer_norm": 0}
 FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
 
 #: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
-FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.conv1d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
                                               "aten.mm", "aten.conv_transpose2d"})
 
 #: Graph nodes that carry no computation and need no rule.

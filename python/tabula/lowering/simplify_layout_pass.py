@@ -1,0 +1,232 @@
+"""IR pass: remove the data movement that layout ops undo -- TRANSPOSE / RESHAPE chains that cancel,
+merged into one op where they do not, and moved through the elementwise ops between them.
+
+A 1-D conv runs on the NHWC view ``[N, 1, L, C]`` of PyTorch's ``[N, C, L]`` and converts back after
+itself (``ops/_view1d.py``), so a Conv1d stack reads, between two convs,
+``RESHAPE -> TRANSPOSE -> [CLAMP / TABLE / ...] -> TRANSPOSE -> RESHAPE``: two copies that cancel.  Every
+rewrite here only moves data, so the integer results are the same by construction:
+
+* **collapse**: the maximal chain of TRANSPOSE / RESHAPE ops from a non-layout tensor ``s`` to a tensor
+  ``t`` is one map of element positions (computed on ``arange``): when it keeps the shape and the order,
+  ``t``'s readers read ``s``; when it keeps the order, it is one RESHAPE ``s -> t`` (the arena aliases it);
+  when it is one permutation of ``s``, one TRANSPOSE ``s -> t``; otherwise it stays.
+* **sink**: an elementwise op (CLAMP, TABLE on its data input, a per-tensor RESCALE; ADD, SUB, MUL,
+  MAXIMUM, MINIMUM with every input of one shape) whose activation inputs are all written by layout
+  chains of the same map from tensors of one shape -- each read by elementwise ops only, which all move
+  in turn (an int16 table's two TABLEs read one tensor) -- runs on those sources instead, and the chain
+  follows it (the op commutes with any permutation of positions).  Its new output
+  is named ``<output>_nhwc_view`` when it is the output's conv view ``[N, 1, L, C]`` of ``[N, C, L]`` (the
+  report matches it to the output's float value: :func:`tabula.report.layers.float_counterparts`),
+  else ``<output>_moved``.
+
+Graph outputs keep their tensors, shapes and layouts (a chain may be re-emitted to write one); a tensor
+with other readers keeps its producer.  The rewrites run to a fixed point on a copy; the copy is kept
+when it moves fewer TRANSPOSE bytes than the graph (a sink that ends nowhere -- say, into the int32 sum
+of an ADD whose other input has no chain -- would move more, and is not kept).  Runs in
+:data:`tabula.lowering.pipeline.PASSES`.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+
+import numpy as np
+
+from ..ir import Graph, Op, Tensor
+
+__all__ = ["simplify_layout", "transpose_bytes"]
+
+_LAYOUT = frozenset({"TRANSPOSE", "RESHAPE"})
+#: Elementwise ops: name -> the input indices that carry activations (None: every input).
+_ELEMENTWISE: dict[str, tuple[int, ...] | None] = {
+    "CLAMP": (0,), "TABLE": (0,), "RESCALE": (0,),
+    "ADD": None, "SUB": None, "MUL": None, "MAXIMUM": None, "MINIMUM": None,
+}
+
+
+def transpose_bytes(g: Graph) -> int:
+    """Bytes every TRANSPOSE of ``g`` writes (what this pass lowers)."""
+    return sum(g.tensors[o.outputs[0]].nbytes for o in g.ops if o.op == "TRANSPOSE")
+
+
+def simplify_layout(g: Graph) -> None:
+    """Apply the module's rewrites to ``g`` in place when they lower :func:`transpose_bytes`; else leave
+    ``g`` as it is.  The integer outputs are unchanged either way (only data movement is rewritten)."""
+    if not any(o.op == "TRANSPOSE" for o in g.ops):
+        return
+    h = Graph(copy.deepcopy(g.tensors), copy.deepcopy(g.ops), list(g.inputs), list(g.outputs), g.constants,
+              dict(g.io_layout))
+    for _ in range(4 * len(h.ops) + 4):  # each round shortens a chain or moves one past an op
+        changed = _collapse(h)
+        changed = _sink(h) or changed
+        _drop_dead(h)
+        if not changed:
+            break
+    if transpose_bytes(h) < transpose_bytes(g):
+        g.tensors, g.ops = h.tensors, h.ops
+
+
+# -- chains -----------------------------------------------------------------------------------------
+def _producers(g: Graph) -> dict[str, int]:
+    return {o.outputs[0]: i for i, o in enumerate(g.ops)}
+
+
+def _readers(g: Graph) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, o in enumerate(g.ops):
+        for n in o.inputs:
+            out.setdefault(n, []).append(i)
+    return out
+
+
+def _chain(g: Graph, prod: dict[str, int], name: str) -> tuple[str, list[int]]:
+    """``(source, op indices)``: the maximal chain of layout ops ending in the op that writes ``name``
+    (first op first), from the tensor ``source`` no layout op writes."""
+    ops: list[int] = []
+    while name in prod and g.ops[prod[name]].op in _LAYOUT:
+        ops.insert(0, prod[name])
+        name = g.ops[prod[name]].inputs[0]
+    return name, ops
+
+
+def _positions(g: Graph, source: str, ops: list[int]) -> np.ndarray:
+    """Where each element of the chain's output comes from: its values applied to ``arange`` over ``source``."""
+    v = np.arange(g.tensors[source].numel, dtype=np.int64).reshape(g.tensors[source].shape)
+    for i in ops:
+        o = g.ops[i]
+        v = np.transpose(v, [int(p) for p in o.attrs["perms"]]) if o.op == "TRANSPOSE" else \
+            v.reshape([int(d) for d in o.attrs["shape"]])
+    return v
+
+
+def _as_one_op(shape: tuple[int, ...], pos: np.ndarray) -> tuple[str, dict] | None:
+    """The single layout op mapping a tensor of ``shape`` to positions ``pos``: ("RESHAPE", attrs) when the
+    order is kept, ("TRANSPOSE", attrs) for a permutation, else None."""
+    flat = pos.reshape(-1)
+    if np.array_equal(flat, np.arange(flat.size)):
+        return "RESHAPE", {"shape": [int(d) for d in pos.shape]}
+    if len(shape) != pos.ndim:
+        return None
+    base = np.arange(flat.size, dtype=np.int64).reshape(shape)
+    for perms in itertools.permutations(range(len(shape))):
+        if tuple(shape[p] for p in perms) == tuple(pos.shape) and np.array_equal(np.transpose(base, perms), pos):
+            return "TRANSPOSE", {"perms": list(perms)}
+    return None
+
+
+def _worth_a_look(g: Graph, op: Op, ops: list[int]) -> bool:
+    """Whether a chain can collapse: several ops, a TRANSPOSE that keeps the order of its axes of size > 1,
+    or a RESHAPE to its input's own shape."""
+    if len(ops) > 1:
+        return True
+    x = g.tensors[op.inputs[0]]
+    if op.op == "RESHAPE":
+        return tuple(int(d) for d in op.attrs["shape"]) == tuple(x.shape)
+    moved = [int(p) for p in op.attrs["perms"] if x.shape[int(p)] != 1]
+    return moved == sorted(moved)
+
+
+def _collapse(g: Graph) -> bool:
+    """Shorten every layout chain (module doc, *collapse*); True when something changed."""
+    prod, readers, changed = _producers(g), _readers(g), False
+    for i, op in enumerate(g.ops):
+        if op.op not in _LAYOUT:
+            continue
+        out = op.outputs[0]
+        source, ops = _chain(g, prod, out)
+        if not _worth_a_look(g, op, ops):
+            continue
+        pos = _positions(g, source, ops)
+        one = _as_one_op(g.tensors[source].shape, pos)
+        if one is None:
+            continue
+        kind, attrs = one
+        same = kind == "RESHAPE" and tuple(pos.shape) == tuple(g.tensors[source].shape)
+        if same and out not in g.outputs and readers.get(out):
+            for j in readers[out]:
+                g.ops[j].inputs = [source if n == out else n for n in g.ops[j].inputs]
+            readers[source] = readers.get(source, []) + readers.pop(out)
+            changed = True
+        elif len(ops) > 1 or (op.op == "TRANSPOSE" and kind == "RESHAPE"):
+            g.ops[i] = Op(kind, [source], [out], attrs, op.source)
+            prod[out] = i
+            changed = True
+    return changed
+
+
+# -- sinking ----------------------------------------------------------------------------------------
+def _sink(g: Graph) -> bool:
+    """Move one layout chain past the first elementwise op it can pass (module doc, *sink*)."""
+    prod, readers = _producers(g), _readers(g)
+    for e, op in enumerate(g.ops):
+        if op.op not in _ELEMENTWISE:
+            continue
+        which = _ELEMENTWISE[op.op]
+        if op.op == "RESCALE" and len(op.attrs.get("multiplier", [])) != 1:
+            continue  # per-channel: the channel axis is the layout's
+        idx = list(range(len(op.inputs))) if which is None else list(which)
+        if any(g.tensors[n].const for k, n in enumerate(op.inputs) if k in idx):
+            continue
+        if which is None and len({tuple(g.tensors[n].shape) for n in op.inputs}) != 1:
+            continue
+        chains = []
+        for k in idx:
+            a = op.inputs[k]
+            if a in g.outputs or any(g.ops[j].op not in _ELEMENTWISE for j in readers.get(a, [])):
+                break  # a reader that keeps the layout would keep the chain
+            source, ops = _chain(g, prod, a)
+            if not ops:
+                break
+            chains.append((k, source, ops))
+        else:
+            shapes = {tuple(g.tensors[s].shape) for _, s, _ in chains}
+            if len(shapes) == 1:
+                maps = [_positions(g, s, ops) for _, s, ops in chains]
+                if all(np.array_equal(maps[0], m) for m in maps[1:]):
+                    _move_past(g, e, chains)
+                    return True
+    return False
+
+
+def _move_past(g: Graph, e: int, chains) -> None:
+    """Op ``e`` reads the chains' sources; the first chain's ops, re-emitted on its output, write its old output."""
+    op = g.ops[e]
+    out = g.tensors[op.outputs[0]]
+    _, source, ops = chains[0]
+    src_shape = tuple(g.tensors[source].shape)
+    pos = _positions(g, source, ops)
+    nhwc = len(src_shape) == 4 and len(out.shape) == 3 and src_shape[1] == 1 and np.array_equal(
+        pos, np.arange(pos.size).reshape(src_shape[0], src_shape[2], src_shape[3]).transpose(0, 2, 1))
+    moved = _add(g, f"{out.name}_{'nhwc_view' if nhwc else 'moved'}", src_shape, out)
+    for k, s, _ in chains:
+        op.inputs[k] = s
+    op.outputs = [moved.name]
+    new, cur = [], moved.name
+    for n, i in enumerate(ops):
+        lay = g.ops[i]
+        last = n == len(ops) - 1
+        dst = out.name if last else _add(g, f"{out.name}_{lay.op.lower()}", g.tensors[lay.outputs[0]].shape, out).name
+        new.append(Op(lay.op, [cur], [dst], dict(lay.attrs), lay.source))
+        cur = dst
+    g.ops[e + 1:e + 1] = new
+
+
+def _add(g: Graph, base: str, shape, like: Tensor) -> Tensor:
+    name, i = base, 1
+    while name in g.tensors:
+        name, i = f"{base}_{i}", i + 1
+    return g.add_tensor(Tensor(name, tuple(int(d) for d in shape), like.dtype, like.scale, like.zero_point,
+                               qrange=like.qrange))
+
+
+def _drop_dead(g: Graph) -> None:
+    """Remove layout ops nothing reads (and not graph outputs), then tensors no op, input or output names."""
+    while True:
+        read = {n for o in g.ops for n in o.inputs} | set(g.outputs)
+        keep = [o for o in g.ops if o.op not in _LAYOUT or o.outputs[0] in read]
+        if len(keep) == len(g.ops):
+            break
+        g.ops = keep
+    used = {n for o in g.ops for n in (*o.inputs, *o.outputs)} | set(g.inputs) | set(g.outputs)
+    for name in [n for n, t in g.tensors.items() if n not in used and not t.const]:
+        del g.tensors[name]
