@@ -22,13 +22,13 @@ from tabula.reference.interpreter import run_graph
 
 class _Stack(nn.Module):
     """Conv1d layers joined by ``kind``: "relu" (fused into the conv), "relu6" (a CLAMP), "tanh" (a TABLE),
-    "residual" (conv + input, then relu), "pool" (MaxPool1d between), "out" (the last conv is an NCL graph output)."""
+    "residual" (conv + input, then relu), "pool" / "avgpool" (MaxPool1d / AvgPool1d between), "out" (the last conv is an NCL graph output)."""
 
     def __init__(self, kind: str, c: int = 12):
         super().__init__()
         self.kind = kind
         self.a, self.b, self.c = nn.Conv1d(5, c, 3, padding=1), nn.Conv1d(c, c, 3, padding=1), nn.Conv1d(c, 6, 1)
-        self.fc = nn.Linear(6 * 16, 4)
+        self.fc = nn.Linear(6 * (8 if kind == "avgpool" else 16), 4)
 
     def _act(self, y):
         return {"relu": torch.relu, "relu6": F.relu6, "tanh": torch.tanh}.get(self.kind, torch.relu)(y)
@@ -39,6 +39,8 @@ class _Stack(nn.Module):
             y = torch.relu(self.b(y) + y)
         elif self.kind == "pool":
             y = F.max_pool1d(self._act(self.b(y)), 3, stride=1, padding=1)
+        elif self.kind == "avgpool":  # stride 2: the pool changes L (the linear sees 6 x 8)
+            y = F.avg_pool1d(self._act(self.b(y)), 3, stride=2, padding=1)
         else:
             y = self._act(self.b(y))
         y = self.c(y)
@@ -77,16 +79,16 @@ def _count(g: Graph, op: str) -> int:
 
 
 @pytest.mark.parametrize("scheme", ["int8", "a16w8"])
-@pytest.mark.parametrize("kind", ["relu", "relu6", "tanh", "residual", "pool", "out"])
+@pytest.mark.parametrize("kind", ["relu", "relu6", "tanh", "residual", "pool", "avgpool", "out"])
 def test_conv1d_stack_keeps_nhwc_between_convs_bit_exact(kind, scheme, monkeypatch):
     before, after = _graphs(_Stack(kind), scheme, monkeypatch)
     _same_outputs(before, after)
     assert transpose_bytes(after) < transpose_bytes(before)
     convs = [i for i, o in enumerate(after.ops) if o.op == "CONV2D"]
-    if kind != "pool":  # between two convs nothing but elementwise ops: no TRANSPOSE
-        assert all(after.ops[j].op != "TRANSPOSE" for j in range(convs[0], convs[-1]))
+    # between two convs nothing but elementwise ops and pools: no TRANSPOSE
+    assert all(after.ops[j].op != "TRANSPOSE" for j in range(convs[0], convs[-1]))
     # the input's TRANSPOSE to NLC, and one before the flatten (or the NCL graph output), are all that is left
-    assert _count(after, "TRANSPOSE") <= (2 if kind != "pool" else 4)
+    assert _count(after, "TRANSPOSE") <= 2
     if kind == "out":
         (out,) = after.outputs
         assert after.tensors[out].shape == before.tensors[out].shape == (1, 6, 16)

@@ -17,7 +17,9 @@ rewrite here only moves data, so the integer results are the same by constructio
   follows it (the op commutes with any permutation of positions).  Its new output
   is named ``<output>_nhwc_view`` when it is the output's conv view ``[N, 1, L, C]`` of ``[N, C, L]`` (the
   report matches it to the output's float value: :func:`tabula.report.layers.float_counterparts`),
-  else ``<output>_moved``.
+  else ``<output>_moved``.  A MAX_POOL2D / AVG_POOL2D whose windows run along W alone (a 1-D pool on its
+  ``[N, C, L, 1]`` view) passes a chain that is one TRANSPOSE keeping W in place: each window is a row in
+  both layouts; a PAD passes one TRANSPOSE with its pads permuted.
 
 Graph outputs keep their tensors, shapes and layouts (a chain may be re-emitted to write one); a tensor
 with other readers keeps its producer.  The rewrites run to a fixed point on a copy; the copy is kept
@@ -42,6 +44,11 @@ _ELEMENTWISE: dict[str, tuple[int, ...] | None] = {
     "CLAMP": (0,), "TABLE": (0,), "RESCALE": (0,),
     "ADD": None, "SUB": None, "MUL": None, "MAXIMUM": None, "MINIMUM": None,
 }
+
+#: Pools (a chain moves past one whose windows run along W alone) and PAD (its pads follow their axes):
+#: :func:`_sink_pool`.
+_POOLS = frozenset({"MAX_POOL2D", "AVG_POOL2D", "PAD"})
+_MOVABLE = frozenset(_ELEMENTWISE) | _POOLS
 
 
 def transpose_bytes(g: Graph) -> int:
@@ -156,9 +163,13 @@ def _collapse(g: Graph) -> bool:
 
 # -- sinking ----------------------------------------------------------------------------------------
 def _sink(g: Graph) -> bool:
-    """Move one layout chain past the first elementwise op it can pass (module doc, *sink*)."""
+    """Move one layout chain past the first elementwise op or pool it can pass (module doc, *sink*)."""
     prod, readers = _producers(g), _readers(g)
     for e, op in enumerate(g.ops):
+        if op.op in _POOLS:
+            if _sink_pool(g, prod, readers, e):
+                return True
+            continue
         if op.op not in _ELEMENTWISE:
             continue
         which = _ELEMENTWISE[op.op]
@@ -172,7 +183,7 @@ def _sink(g: Graph) -> bool:
         chains = []
         for k in idx:
             a = op.inputs[k]
-            if a in g.outputs or any(g.ops[j].op not in _ELEMENTWISE for j in readers.get(a, [])):
+            if a in g.outputs or any(g.ops[j].op not in _MOVABLE for j in readers.get(a, [])):
                 break  # a reader that keeps the layout would keep the chain
             source, ops = _chain(g, prod, a)
             if not ops:
@@ -186,6 +197,40 @@ def _sink(g: Graph) -> bool:
                     _move_past(g, e, chains)
                     return True
     return False
+
+
+def _sink_pool(g: Graph, prod, readers, e: int) -> bool:
+    """A PAD reading a chain that is one TRANSPOSE: it pads the source on the axes the TRANSPOSE moves its
+    pads to, and the TRANSPOSE follows it.  A pool whose window runs along W alone (kernel, stride 1 and no padding on H) reading a chain that is one
+    TRANSPOSE keeping W in place: every window is a row of the other three axes in either layout, so the pool
+    runs on the chain's source and the TRANSPOSE follows it."""
+    op = g.ops[e]
+    a, at = op.inputs[0], op.attrs
+    if op.op != "PAD" and (int(at["kernel"][0]) != 1 or int(at["stride"][0]) != 1 or [int(v) for v in at["pad"][:2]] != [0, 0]):
+        return False
+    if a in g.outputs or g.tensors[a].const or any(g.ops[j].op not in _MOVABLE for j in readers.get(a, [])):
+        return False
+    source, ops = _chain(g, prod, a)
+    if not ops:
+        return False
+    one = _as_one_op(g.tensors[source].shape, _positions(g, source, ops))
+    if one is None or one[0] != "TRANSPOSE" or (op.op != "PAD" and one[1]["perms"][2] != 2):
+        return False
+    perms = one[1]["perms"]
+    out = g.tensors[op.outputs[0]]
+    shape = [0] * len(perms)
+    for i, p in enumerate(perms):
+        shape[p] = out.shape[i]
+    if op.op == "PAD":  # the pads follow their axes
+        for key in ("pad_before", "pad_after"):
+            v = [0] * len(perms)
+            for i, p in enumerate(perms):
+                v[p] = int(at[key][i])
+            op.attrs = {**op.attrs, key: v}
+    moved = _add(g, f"{out.name}_moved", shape, out)
+    op.inputs[0], op.outputs = source, [moved.name]
+    g.ops.insert(e + 1, Op("TRANSPOSE", [moved.name], [out.name], {"perms": list(perms)}, g.ops[ops[-1]].source))
+    return True
 
 
 def _move_past(g: Graph, e: int, chains) -> None:
