@@ -14,6 +14,7 @@ from torch import nn
 from torch.nn import functional as F
 
 import tabula
+from tabula.codegen.fusion import fuse_all
 from tabula.ir import Graph, Op, Tensor, verify
 from tabula.lowering import pipeline
 from tabula.lowering.simplify_layout_pass import simplify_layout, transpose_bytes
@@ -89,6 +90,12 @@ def test_conv1d_stack_keeps_nhwc_between_convs_bit_exact(kind, scheme, monkeypat
     assert all(after.ops[j].op != "TRANSPOSE" for j in range(convs[0], convs[-1]))
     # the input's TRANSPOSE to NLC, and one before the flatten (or the NCL graph output), are all that is left
     assert _count(after, "TRANSPOSE") <= 2
+    # a group's tensor names (an int16 tanh: codegen fuses it into one TABLE16) follow the moves
+    for o in after.ops:
+        assert all(o.attrs[k] in after.tensors for k in ("input", "output") if k in o.attrs)
+        assert all(n in after.tensors for n in o.attrs.get("internal", []))
+    fused = [[o.op for o in fuse_all(g).ops] for g in (before, after)]
+    assert fused[0].count("TABLE16") == fused[1].count("TABLE16") and fused[1].count("TRANSPOSE") <= fused[0].count("TRANSPOSE")
     if kind == "out":
         (out,) = after.outputs
         assert after.tensors[out].shape == before.tensors[out].shape == (1, 6, 16)

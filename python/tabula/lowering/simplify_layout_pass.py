@@ -6,10 +6,12 @@ itself (``ops/_view1d.py``), so a Conv1d stack reads, between two convs,
 ``RESHAPE -> TRANSPOSE -> [CLAMP / TABLE / ...] -> TRANSPOSE -> RESHAPE``: two copies that cancel.  Every
 rewrite here only moves data, so the integer results are the same by construction:
 
-* **collapse**: the maximal chain of TRANSPOSE / RESHAPE ops from a non-layout tensor ``s`` to a tensor
-  ``t`` is one map of element positions (computed on ``arange``): when it keeps the shape and the order,
-  ``t``'s readers read ``s``; when it keeps the order, it is one RESHAPE ``s -> t`` (the arena aliases it);
-  when it is one permutation of ``s``, one TRANSPOSE ``s -> t``; otherwise it stays.
+* **collapse**: a TRANSPOSE that keeps the order of the axes of size > 1 is a RESHAPE.  The maximal chain
+  of TRANSPOSE / RESHAPE ops (with a TRANSPOSE in it) from a non-layout tensor ``s`` to a tensor ``t`` is
+  one map of element positions (computed on ``arange``): when it keeps the shape and the order, ``t``'s
+  readers read ``s``; when it keeps the order, it is one RESHAPE ``s -> t`` (the arena aliases it); when it
+  is one permutation of ``s``, one TRANSPOSE ``s -> t``; otherwise it stays.  Chains of RESHAPEs alone stay
+  as they are (free, and their tensors keep the names the report matches to float values).
 * **sink**: an elementwise op (CLAMP, TABLE on its data input, a per-tensor RESCALE; ADD, SUB, MUL,
   MAXIMUM, MINIMUM with every input of one shape) whose activation inputs are all written by layout
   chains of the same map from tensors of one shape -- each read by elementwise ops only, which all move
@@ -21,7 +23,8 @@ rewrite here only moves data, so the integer results are the same by constructio
   ``[N, C, L, 1]`` view) passes a chain that is one TRANSPOSE keeping W in place: each window is a row in
   both layouts; a PAD passes one TRANSPOSE with its pads permuted.
 
-Graph outputs keep their tensors, shapes and layouts (a chain may be re-emitted to write one); a tensor
+Attributes naming tensors (an int16 table's or a softmax's group: ``input``, ``output``, ``internal``) follow
+the rewrites.  Graph outputs keep their tensors, shapes and layouts (a chain may be re-emitted to write one); a tensor
 with other readers keeps its producer.  The rewrites run to a fixed point on a copy; the copy is kept
 when it moves fewer TRANSPOSE bytes than the graph (a sink that ends nowhere -- say, into the int32 sum
 of an ADD whose other input has no chain -- would move more, and is not kept).  Runs in
@@ -121,27 +124,28 @@ def _as_one_op(shape: tuple[int, ...], pos: np.ndarray) -> tuple[str, dict] | No
     return None
 
 
-def _worth_a_look(g: Graph, op: Op, ops: list[int]) -> bool:
-    """Whether a chain can collapse: several ops, a TRANSPOSE that keeps the order of its axes of size > 1,
-    or a RESHAPE to its input's own shape."""
-    if len(ops) > 1:
-        return True
-    x = g.tensors[op.inputs[0]]
-    if op.op == "RESHAPE":
-        return tuple(int(d) for d in op.attrs["shape"]) == tuple(x.shape)
-    moved = [int(p) for p in op.attrs["perms"] if x.shape[int(p)] != 1]
+def _keeps_order(x: Tensor, perms) -> bool:
+    """A TRANSPOSE of ``x`` by ``perms`` that keeps the order of the axes of size > 1: a RESHAPE."""
+    moved = [int(p) for p in perms if x.shape[int(p)] != 1]
     return moved == sorted(moved)
 
 
 def _collapse(g: Graph) -> bool:
-    """Shorten every layout chain (module doc, *collapse*); True when something changed."""
+    """Shorten every layout chain (module doc, *collapse*); True when something changed.  A TRANSPOSE that
+    keeps the order becomes a RESHAPE of its own input; a chain is rewritten only when it holds a TRANSPOSE
+    (a chain of RESHAPEs costs nothing -- the arena aliases it -- and its tensors keep the names the report
+    matches to float values)."""
     prod, readers, changed = _producers(g), _readers(g), False
     for i, op in enumerate(g.ops):
+        if op.op == "TRANSPOSE" and _keeps_order(g.tensors[op.inputs[0]], op.attrs["perms"]):
+            g.ops[i] = op = Op("RESHAPE", list(op.inputs), list(op.outputs),
+                               {"shape": list(g.tensors[op.outputs[0]].shape)}, op.source)
+            changed = True
         if op.op not in _LAYOUT:
             continue
         out = op.outputs[0]
         source, ops = _chain(g, prod, out)
-        if not _worth_a_look(g, op, ops):
+        if len(ops) < 2 or all(g.ops[j].op == "RESHAPE" for j in ops):
             continue
         pos = _positions(g, source, ops)
         one = _as_one_op(g.tensors[source].shape, pos)
@@ -152,12 +156,12 @@ def _collapse(g: Graph) -> bool:
         if same and out not in g.outputs and readers.get(out):
             for j in readers[out]:
                 g.ops[j].inputs = [source if n == out else n for n in g.ops[j].inputs]
+                _rename_refs(g.ops[j], out, source)
             readers[source] = readers.get(source, []) + readers.pop(out)
-            changed = True
-        elif len(ops) > 1 or (op.op == "TRANSPOSE" and kind == "RESHAPE"):
+        else:
             g.ops[i] = Op(kind, [source], [out], attrs, op.source)
             prod[out] = i
-            changed = True
+        changed = True
     return changed
 
 
@@ -186,8 +190,8 @@ def _sink(g: Graph) -> bool:
             if a in g.outputs or any(g.ops[j].op not in _MOVABLE for j in readers.get(a, [])):
                 break  # a reader that keeps the layout would keep the chain
             source, ops = _chain(g, prod, a)
-            if not ops:
-                break
+            if not any(g.ops[j].op == "TRANSPOSE" for j in ops):
+                break  # nothing to gain: a RESHAPE is free
             chains.append((k, source, ops))
         else:
             shapes = {tuple(g.tensors[s].shape) for _, s, _ in chains}
@@ -228,7 +232,10 @@ def _sink_pool(g: Graph, prod, readers, e: int) -> bool:
                 v[p] = int(at[key][i])
             op.attrs = {**op.attrs, key: v}
     moved = _add(g, f"{out.name}_moved", shape, out)
+    _rename_refs(op, a, source)
     op.inputs[0], op.outputs = source, [moved.name]
+    for other in g.ops:
+        _rename_refs(other, out.name, moved.name)
     g.ops.insert(e + 1, Op("TRANSPOSE", [moved.name], [out.name], {"perms": list(perms)}, g.ops[ops[-1]].source))
     return True
 
@@ -244,8 +251,11 @@ def _move_past(g: Graph, e: int, chains) -> None:
         pos, np.arange(pos.size).reshape(src_shape[0], src_shape[2], src_shape[3]).transpose(0, 2, 1))
     moved = _add(g, f"{out.name}_{'nhwc_view' if nhwc else 'moved'}", src_shape, out)
     for k, s, _ in chains:
+        _rename_refs(op, op.inputs[k], s)
         op.inputs[k] = s
     op.outputs = [moved.name]
+    for other in g.ops:
+        _rename_refs(other, out.name, moved.name)
     new, cur = [], moved.name
     for n, i in enumerate(ops):
         lay = g.ops[i]
@@ -254,6 +264,25 @@ def _move_past(g: Graph, e: int, chains) -> None:
         new.append(Op(lay.op, [cur], [dst], dict(lay.attrs), lay.source))
         cur = dst
     g.ops[e + 1:e + 1] = new
+
+
+def _rename_refs(op: Op, old: str, new: str) -> None:
+    """Where ``op``'s attributes name tensor ``old`` -- a group's ``input`` / ``output`` / ``internal`` (an int16
+    table op, a softmax: codegen fuses the group by these names) -- they name ``new``."""
+    a = op.attrs
+    if not any(k in a for k in _REFS):
+        return
+    a = dict(a)
+    for k in ("input", "output"):
+        if a.get(k) == old:
+            a[k] = new
+    if "internal" in a:
+        a["internal"] = [new if n == old else n for n in a["internal"]]
+    op.attrs = a
+
+
+#: The attributes that name tensors.
+_REFS = ("input", "output", "internal")
 
 
 def _add(g: Graph, base: str, shape, like: Tensor) -> Tensor:
