@@ -9,9 +9,10 @@ rewrite here only moves data, so the integer results are the same by constructio
 * **collapse**: a TRANSPOSE that keeps the order of the axes of size > 1 is a RESHAPE.  The maximal chain
   of TRANSPOSE / RESHAPE ops (with a TRANSPOSE in it) from a non-layout tensor ``s`` to a tensor ``t`` is
   one map of element positions (computed on ``arange``): when it keeps the shape and the order, ``t``'s
-  readers read ``s``; when it keeps the order, it is one RESHAPE ``s -> t`` (the arena aliases it); when it
-  is one permutation of ``s``, one TRANSPOSE ``s -> t``; otherwise it stays.  Chains of RESHAPEs alone stay
-  as they are (free, and their tensors keep the names the report matches to float values).
+  readers read ``s``; when it keeps the order, it is one RESHAPE ``s -> t``; when it
+  is one permutation of ``s``, one TRANSPOSE ``s -> t``; otherwise it stays.  The model's own chains of
+  RESHAPEs stay as they are (their tensors keep the names the report matches to float values; a RESHAPE is
+  a ``memmove`` unless the arena happens to place both tensors at one offset).
 * **sink**: an elementwise op (CLAMP, TABLE on its data input, a per-tensor RESCALE; ADD, SUB, MUL,
   MAXIMUM, MINIMUM with every input of one shape) whose activation inputs are all written by layout
   chains of the same map from tensors of one shape -- each read by elementwise ops only, which all move
@@ -66,8 +67,9 @@ def simplify_layout(g: Graph) -> None:
         return
     h = Graph(copy.deepcopy(g.tensors), copy.deepcopy(g.ops), list(g.inputs), list(g.outputs), g.constants,
               dict(g.io_layout))
+    merged: set[str] = set()  # tensors a merged chain writes
     for _ in range(4 * len(h.ops) + 4):  # each round shortens a chain or moves one past an op
-        changed = _collapse(h)
+        changed = _collapse(h, merged)
         changed = _sink(h) or changed
         _drop_dead(h)
         if not changed:
@@ -130,11 +132,11 @@ def _keeps_order(x: Tensor, perms) -> bool:
     return moved == sorted(moved)
 
 
-def _collapse(g: Graph) -> bool:
+def _collapse(g: Graph, merged: set[str]) -> bool:
     """Shorten every layout chain (module doc, *collapse*); True when something changed.  A TRANSPOSE that
-    keeps the order becomes a RESHAPE of its own input; a chain is rewritten only when it holds a TRANSPOSE
-    (a chain of RESHAPEs costs nothing -- the arena aliases it -- and its tensors keep the names the report
-    matches to float values)."""
+    keeps the order becomes a RESHAPE of its own input; a chain is rewritten only when it holds a TRANSPOSE or
+    a chain this pass merged (``merged``: the tensors they write; updated): the model's own RESHAPE chains keep
+    the names the report matches to float values."""
     prod, readers, changed = _producers(g), _readers(g), False
     for i, op in enumerate(g.ops):
         if op.op == "TRANSPOSE" and _keeps_order(g.tensors[op.inputs[0]], op.attrs["perms"]):
@@ -145,7 +147,7 @@ def _collapse(g: Graph) -> bool:
             continue
         out = op.outputs[0]
         source, ops = _chain(g, prod, out)
-        if len(ops) < 2 or all(g.ops[j].op == "RESHAPE" for j in ops):
+        if len(ops) < 2 or all(g.ops[j].op == "RESHAPE" and g.ops[j].outputs[0] not in merged for j in ops):
             continue
         pos = _positions(g, source, ops)
         one = _as_one_op(g.tensors[source].shape, pos)
@@ -161,6 +163,7 @@ def _collapse(g: Graph) -> bool:
         else:
             g.ops[i] = Op(kind, [source], [out], attrs, op.source)
             prod[out] = i
+            merged.add(out)
         changed = True
     return changed
 
@@ -191,7 +194,7 @@ def _sink(g: Graph) -> bool:
                 break  # a reader that keeps the layout would keep the chain
             source, ops = _chain(g, prod, a)
             if not any(g.ops[j].op == "TRANSPOSE" for j in ops):
-                break  # nothing to gain: a RESHAPE is free
+                break  # a chain of RESHAPEs moves no TRANSPOSE past it
             chains.append((k, source, ops))
         else:
             shapes = {tuple(g.tensors[s].shape) for _, s, _ in chains}
