@@ -9,7 +9,12 @@
  * Each output pixel's window is clipped to the input once: kernel rows [ky0, ky1) and columns
  * [kx0, kx1) are its real taps, padded taps lie outside them (tabula_pool_window_ok puts at least one
  * real tap in every window).
- *   MAX: the max over the real taps (padding never wins: it acts as the type's minimum).
+ *   MAX: the max over the real taps (padding never wins: it acts as the type's minimum).  int8 on
+ *        Helium (TABULA_HAVE_MVE): 16 channels per VMAX.S8 over the window's real taps, the channel tail
+ *        predicated (VCTP8) -- the same max, no scalar tail; -DTABULA_PORTABLE_ONLY=1 forces the
+ *        portable loop.  Cost rule: the vector path loads 16 channels per tap where the portable
+ *        loop does one, so it is taken for every int8 MAX_POOL2D (at c == 1 it still does one
+ *        predicated load per tap, as the scalar loop does).
  *   AVG: acc = sum over the real taps of (x - input_zp), taken modulo 2^32 (unsigned, never undefined
  *        behaviour; it equals TOSA's int32 accumulator whenever the exact sum fits int32, which the IR
  *        requires: 2^23 int8 or 2^15 int16 taps always fit); count = the number of real taps;
@@ -20,6 +25,9 @@
 #endif
 
 #include "tabula_internal.h"
+#if TABULA_HAVE_MVE && !TABULA_POOL_AVG
+#include <arm_mve.h>
+#endif
 
 /*
  * Argument check shared by the pooling kernels (TOSA 1.0 MAX_POOL2D / AVG_POOL2D): sizes, kernel,
@@ -111,6 +119,22 @@ tabula_status TABULA_FN(const tabula_window *win, const TABULA_T *input, TABULA_
                     out[i] = (TABULA_T)tabula_clamp64(v, TABULA_MIN(TABULA_T), TABULA_MAX(TABULA_T));
                 }
 #else
+#if TABULA_HAVE_MVE
+                if (sizeof(TABULA_T) == 1) { /* int8: 16 channels per vector, the tail predicated */
+                    for (i = 0; i < c; i += 16) {
+                        const mve_pred16_t p = vctp8q((uint32_t)(c - i));
+                        int8x16_t m = vdupq_n_s8(INT8_MIN);
+                        for (ky = ky0; ky < ky1; ++ky) {
+                            for (kx = kx0; kx < kx1; ++kx) {
+                                const int8_t *xp = (const int8_t *)input + ((b * h + iy0 + ky) * w + ix0 + kx) * c + i;
+                                m = vmaxq_s8(m, vldrbq_z_s8(xp, p));
+                            }
+                        }
+                        vstrbq_p_s8((int8_t *)out + i, m, p);
+                    }
+                    continue;
+                }
+#endif
                 for (i = 0; i < c; ++i) {
                     out[i] = (TABULA_T)TABULA_MIN(TABULA_T);
                 }
