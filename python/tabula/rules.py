@@ -381,8 +381,9 @@ NORMALIZE: dict[str, int] = {"aten.layer_norm": 0}
 FUSED_ACTIVATIONS: frozenset[str] = frozenset({"aten.relu", "aten.relu6", "aten.hardtanh", "aten.clamp"})
 
 #: Producers that fuse a following activation (their lowering ends in a RESCALE to the output).
-FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.linear", "aten.add", "aten.matmul", "aten.bmm",
-                                              "aten.mm", "aten.conv_transpose2d"})
+#: (An arithmetic op's lowering writes its output grid whatever it is: sub and mul as add.)
+FUSING_PRODUCERS: frozenset[str] = frozenset({"aten.conv2d", "aten.conv1d", "aten.linear", "aten.add", "aten.sub",
+                                              "aten.mul", "aten.matmul", "aten.bmm", "aten.mm", "aten.conv_transpose2d"})
 
 #: Graph nodes that carry no computation and need no rule.
 IGNORED: frozenset[str] = IDENTITY | ASSERTS

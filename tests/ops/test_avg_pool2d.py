@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from helpers import int8, kernel_targets, run_kernel_cases
 from tabula.qmath import reciprocal_scale
 from tabula.reference.ops import avg_pool2d
 
@@ -179,3 +180,29 @@ def test_c_rejects(kernel_lib, dtype, field, value):
         setattr(win, field, value)
     int8_zp_ok = dtype == "int8" and field in zp and abs(value) == 1  # only int16 needs zero points of 0
     assert call() == (kl.TABULA_OK if int8_zp_ok else kl.TABULA_ERR_ARG)
+
+
+# Helium (int8, 4 channels per int32 vector; windows of 1..4 real taps take the shifted-accumulator
+# path) and the portable path on the emulated M55, and the M4: channel tails, one channel, windows with
+# one real tap, zero points at the int8 ends.
+DEVICE_CASES = {
+    "2x2_s2_c32": (1, 8, 8, 32, (2, 2), (2, 2), (0, 0, 0, 0), -4, 3),
+    "3x3_pad1_c17": (1, 6, 5, 17, (3, 3), (1, 1), (1, 1, 1, 1), 127, -128),
+    "one_tap_corners_c7": (1, 2, 2, 7, (3, 3), (1, 1), (2, 2, 2, 2), -128, 127),
+    "1d_window_c64": (1, 1, 12, 64, (1, 3), (1, 1), (0, 0, 1, 1), 5, -7),
+    "global_6x6_c3": (2, 6, 6, 3, (6, 6), (6, 6), (0, 0, 0, 0), 0, 0),
+    "c1_s2": (1, 5, 5, 1, (3, 3), (2, 2), (1, 1, 1, 1), -1, 1),
+}
+
+
+@pytest.mark.parametrize("target", kernel_targets("m55", "m55-portable", "m4"))
+def test_avg_pool2d_s8_on_device(kernels_on, rng, target):
+    cases = []
+    for name, (n, h, w, c, k, s, p, izp, ozp) in DEVICE_CASES.items():
+        for edges in (False, True):
+            x = int8(rng, (n, h, w, c), edges)
+            a = {"kernel": list(k), "stride": list(s), "pad": list(p), "input_zp": izp, "output_zp": ozp}
+            want = avg_pool2d.run([x], a)
+            cases.append((f"{name} edges={edges}", lambda lib, x=x, k=k, s=s, p=p, izp=izp, ozp=ozp: lib.avg_pool2d(
+                x, kernel=k, stride=s, pad=p, input_zp=izp, output_zp=ozp), want))
+    run_kernel_cases(kernels_on(target), cases)

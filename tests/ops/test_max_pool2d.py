@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from helpers import int8, kernel_targets, run_kernel_cases
 from tabula.reference.ops import max_pool2d
 
 # name: (N, H, W, C, kernel, stride, pad [t,b,l,r])
@@ -120,3 +121,26 @@ def test_s16_c_rejects(kernel_lib, field, value):
     assert call() == kl.TABULA_OK
     setattr(win, field, value)
     assert call() == kl.TABULA_ERR_ARG
+
+
+# Helium (int8, 16 channels per vector) and the portable path on the emulated M55, and the M4: channel
+# tails of 1..15 past full vectors, one channel, windows with only one real tap (the rest padding),
+# the int8 ends.
+DEVICE_CASES = {**CASES,
+                "c17_tail": (1, 6, 5, 17, (3, 3), (1, 1), (1, 1, 1, 1)),
+                "c33_s2": (2, 7, 8, 33, (2, 3), (2, 2), (0, 1, 1, 1)),
+                "c15_one_tap_corners": (1, 2, 2, 15, (3, 3), (1, 1), (2, 2, 2, 2)),
+                "c64_1d_window": (1, 1, 12, 64, (1, 3), (1, 1), (0, 0, 1, 1)),
+                "c1": (1, 5, 5, 1, (3, 3), (2, 2), (1, 1, 1, 1))}
+
+
+@pytest.mark.parametrize("target", kernel_targets("m55", "m55-portable", "m4"))
+def test_max_pool2d_s8_on_device(kernels_on, rng, target):
+    cases = []
+    for name, (n, h, w, c, k, s, p) in DEVICE_CASES.items():
+        for edges in (False, True):
+            x = int8(rng, (n, h, w, c), edges)
+            want = max_pool2d.run([x], _attrs(k, s, p))
+            cases.append((f"{name} edges={edges}", lambda lib, x=x, k=k, s=s, p=p: lib.max_pool2d(x, kernel=k, stride=s, pad=p),
+                          want))
+    run_kernel_cases(kernels_on(target), cases)

@@ -1,4 +1,4 @@
-"""A conv / linear / add / matmul followed by its only user relu, relu6, hardtanh or clamp takes the
+"""A conv / conv1d / linear / add / sub / mul / matmul followed by its only user relu, relu6, hardtanh or clamp takes the
 activation's output grid (TFLite and ExecuTorch do the same) and the activation runs in the producer's
 epilogue: its RESCALE saturates to the grid (int8 ReLU: zero point -128, no CLAMP) or a CLAMP follows it.
 Int8 SQNR vs float rises; the program still equals PT2E's simulation; a16w8 stays correct."""
@@ -189,3 +189,30 @@ def test_fusion_can_be_turned_off():
     relu = _node(gm, "aten.relu")
     assert is_dequantize(relu.args[0])
     assert [o.op for o in tabula.lower(gm).graph.ops].count("CLAMP") == 2
+
+
+@pytest.mark.parametrize("producer", ["conv1d", "sub", "mul"])
+def test_relu_after_conv1d_sub_and_mul_is_fused(producer):
+    """conv1d, sub and mul take the ReLU's grid as conv2d does (rules.FUSING_PRODUCERS): no quantize between
+    them, no CLAMP (int8 ReLU: zero point -128), no code below 0; the program equals PT2E's simulation."""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c, self.d = nn.Conv1d(4, 6, 3, padding=1), nn.Conv1d(4, 6, 3, padding=1)
+
+        def forward(self, x):
+            a, b = self.c(x), self.d(x)
+            y = a if producer == "conv1d" else (a - b if producer == "sub" else a * b)
+            return torch.relu(y)
+
+    torch.manual_seed(2)
+    model, x = Net().eval(), torch.randn(48, 4, 10)
+    gm = tabula.quantize(model, (x[:1],), x)
+    assert not rules.canonical_op(_node(gm, "aten.relu").args[0].target).startswith("quantized_decomposed")
+    ref, sim, got, program = _sim_and_program(model, gm, x)
+    scale = program.output_qparams[0].scale
+    diffs = np.abs(sim - got) / scale  # sub as add: the int32 sum of the two rescaled inputs, 2 LSB at most
+    assert diffs.max() <= (1.0 if producer != "sub" else 2.0) + 1e-4 and (diffs > 0.5).mean() < 0.01
+    assert got.min() >= 0 and sqnr_db(ref, got) > 30 and abs(sqnr_db(ref, got) - sqnr_db(ref, sim)) < 0.05
+    assert "CLAMP" not in [o.op for o in program.graph.ops]
+    assert program.output_qparams[0].zero_point == -128

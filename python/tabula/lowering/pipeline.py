@@ -29,11 +29,13 @@ from ..qmath import quantize_multiplier, quantize_multiplier_16
 from . import ops as _ops_pkg
 from .bound_accumulators_pass import bound_accumulators
 from .ops.clamp import clamp_codes
+from .simplify_layout_pass import simplify_layout
 
 _TORCH_TO_IR = {torch.int8: "int8", torch.int16: "int16", torch.int32: "int32"}
 
 #: IR passes run after node lowering, in order: ``(name, function(graph) -> None)``.
 PASSES: list[tuple[str, Callable[[Graph], None]]] = [
+    ("simplify_layout", simplify_layout),  # TRANSPOSE / RESHAPE chains that cancel removed, moved past elementwise ops
     ("bound_accumulators", bound_accumulators),  # every bias, accumulator and pool sum proven to fit
 ]
 

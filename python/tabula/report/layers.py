@@ -7,7 +7,9 @@ tabula quantizes (:func:`tabula.quantizer.float_graph`: captured, identities rem
 BatchNorms folded) keeps those node names.  So an int8 / int16 activation tensor whose name is a float
 node's, and whose shape is that node's value's (4-D: its NHWC transpose, always), is that node's value in float;
 a ``<name>_requant`` tensor (a RESCALE to another grid, e.g. a concat's shared one) is ``<name>``'s
-value on the other grid.  Everything else (accumulators, a fused activation's pre-clamp temporary, the
+value on the other grid; a ``<name>_nhwc_view`` tensor ``[N, 1, L, C]`` is the 3-D ``[N, C, L]`` value of
+``<name>`` in the NHWC view a 1-D conv runs on (``lowering/ops/_view1d.py``; the layout pass keeps
+Conv1d stacks in it: :mod:`tabula.lowering.simplify_layout_pass`).  Everything else (accumulators, a fused activation's pre-clamp temporary, the
 steps of an int16 table plan or a softmax, a TRANSPOSE's NCHW copy) has no float counterpart: its row
 in the report has no SQNR, the row of the op that writes the node's tensor has it.
 
@@ -27,7 +29,7 @@ import numpy as np
 
 from .. import dtypes
 
-__all__ = ["float_counterparts", "layer_errors", "traced_errors", "calibration_stats", "LAYER_SAMPLES", "LAYER_BYTES",
+__all__ = ["float_counterparts", "as_ir", "layer_errors", "traced_errors", "calibration_stats", "LAYER_SAMPLES", "LAYER_BYTES",
            "CALIBRATION_SAMPLES", "CENTRAL", "MAX_VALUES"]
 
 #: At most this many test samples enter the per-layer figures of an SCons build (the float stage keeps
@@ -44,6 +46,7 @@ CENTRAL = 0.98
 MAX_VALUES = 2_000_000
 
 _REQUANT = re.compile(r"^(.+)_requant(?:_\d+)?$")
+_VIEW1D = re.compile(r"^(.+)_nhwc_view(?:_\d+)?$")
 
 
 def _nhwc(shape) -> tuple[int, ...]:
@@ -54,7 +57,8 @@ def _nhwc(shape) -> tuple[int, ...]:
 def float_counterparts(graph, float_shapes: dict[str, tuple]) -> dict[str, tuple[str, bool]]:
     """IR tensor -> ``(float node name, transpose)`` for every activation tensor of ``graph`` with a float
     counterpart among ``float_shapes`` (node name -> the shape of its value, PyTorch layout); ``transpose``
-    says the float value is NCHW and the tensor NHWC (see the module docstring for the rule)."""
+    says the float value is NCHW and the tensor NHWC, or ``[N, C, L]`` and the tensor its view ``[N, 1, L, C]``
+    (see the module docstring for the rule; :func:`as_ir` converts)."""
     out: dict[str, tuple[str, bool]] = {}
     for name, t in graph.tensors.items():
         if t.const or t.dtype not in ("int8", "int16") or t.scale is None or isinstance(t.scale, list):
@@ -65,6 +69,11 @@ def float_counterparts(graph, float_shapes: dict[str, tuple]) -> dict[str, tuple
             if m and m.group(1) in float_shapes:
                 node = m.group(1)
         if node is None:
+            m = _VIEW1D.match(name)
+            if m and m.group(1) in float_shapes and len(float_shapes[m.group(1)]) == 3:
+                n, c, length = (int(d) for d in float_shapes[m.group(1)])
+                if tuple(t.shape) == (n, 1, length, c):
+                    out[name] = (m.group(1), True)
             continue
         fshape = tuple(int(d) for d in float_shapes[node])
         if len(fshape) == 4:  # every 4-D activation is NHWC in the IR (also where C == H == W)
@@ -79,9 +88,16 @@ def _dequant(t, q: np.ndarray) -> np.ndarray:
     return (np.asarray(q, np.float64) - float(t.zero_point)) * float(t.scale)
 
 
-def _as_ir(value: np.ndarray, transpose: bool) -> np.ndarray:
+def as_ir(value: np.ndarray, transpose: bool) -> np.ndarray:
+    """A float node's value (PyTorch layout) in its matched IR tensor's layout (float64): as it is, or with
+    ``transpose`` (:func:`float_counterparts`) NCHW -> NHWC, or a 3-D ``[N, C, L]`` -> its view ``[N, 1, L, C]``."""
     v = np.asarray(value, np.float64)
-    return v.transpose(0, 2, 3, 1) if transpose else v
+    if not transpose:
+        return v
+    if v.ndim == 3:
+        n, c, length = v.shape
+        return v.transpose(0, 2, 1).reshape(n, 1, length, c)
+    return v.transpose(0, 2, 3, 1)
 
 
 class _Error:
@@ -137,7 +153,7 @@ def layer_errors(graph, matches: dict[str, tuple[str, bool]],
             if name not in trace or node not in values:
                 continue
             t = graph.tensors[name]
-            acc[name].add(_as_ir(values[node], transpose), _dequant(t, trace[name]), float(t.scale))
+            acc[name].add(as_ir(values[node], transpose), _dequant(t, trace[name]), float(t.scale))
     return {name: {"float_node": matches[name][0], **a.figures()} for name, a in acc.items() if a.samples}
 
 

@@ -109,7 +109,7 @@ def float_layers_file(program, model, xs, path, digest=None) -> int:
     for values in iterate(fm.activations(xs, {node for node, _ in m.values()}), "float activations", "sample", total=n):
         for t, (node, transpose) in m.items():
             v = values[node]
-            keep[t].append((v.transpose(0, 2, 3, 1) if transpose else v).astype(np.float32))
+            keep[t].append(L.as_ir(v, transpose).astype(np.float32))
     # one entry per sample on a new leading axis: a tensor's own first dim need not be the batch (a
     # TRANSPOSE [1, 49, 32] -> [49, 1, 32]), so the samples are not joined along it
     arrays = {f"t/{t}": np.stack(v) for t, v in keep.items() if v}

@@ -27,7 +27,8 @@ def lower(ctx, node) -> None:
     ((pl, pr),) = _conv.padding_pairs(arg(node, 4, "padding", 0), [w_q.shape[2]], [dilation], node_source(node))
     x4 = _view1d.channels_last(ctx, node, x)
     n, cout, length = out.shape
-    y4 = ctx.temp(f"{node.name}_nhwc_out", (n, 1, length, cout), out.dtype, out.scale, out.zero_point)
+    # named as the report's conv view of ``out`` (tabula.report.layers), which it is
+    y4 = ctx.temp(f"{out.name}_nhwc_view", (n, 1, length, cout), out.dtype, out.scale, out.zero_point)
     _conv.conv_nhwc(ctx, node, x4, y4, w_q[:, :, None, :], w_scale, [1, stride], [1, dilation], [0, 0, pl, pr],
                     int(arg(node, 6, "groups", 1)))
     _view1d.channels_first(ctx, node, y4, out)
