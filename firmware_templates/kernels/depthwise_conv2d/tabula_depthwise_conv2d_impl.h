@@ -111,6 +111,12 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
         rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
+#if !TABULA_DW_WIDE
+        if (mult == 1 && rq.vec && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {
+            tabula_dw_mve16(win, input, input_zp, weight, bias, requant, output);
+            return TABULA_OK;
+        }
+#endif
         tabula_dw_fast(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
