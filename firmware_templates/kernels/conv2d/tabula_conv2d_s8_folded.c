@@ -32,6 +32,7 @@
  */
 #include "fully_connected/tabula_gemm_s8_mve.h"
 #include "tabula_conv2d_dsp.h"
+#include "tabula_conv2d_small_mve.h"
 
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX 2048
@@ -45,6 +46,43 @@ static const int8_t *conv_tap(const tabula_window *win, const int8_t *input, int
     return input + ((b * win->h + iy) * win->w + ix) * win->c;
 }
 
+/* The receptive field (window at iy0, ix0 of image b, kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) as one
+ * contiguous row: a 1x1 window inside the input is its input row, else it is gathered into patch (an
+ * interior window with dilation_x 1 as kh rows of kw*c bytes; padded taps filled with pad_value). */
+static const int8_t *conv_field_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b,
+                                    int32_t iy0, int32_t ix0, int8_t *patch)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    int8_t *dst = patch;
+    int32_t ky, kx;
+    if (kh == 1 && kw == 1) {
+        const int8_t *x = conv_tap(win, input, b, iy0, ix0);
+        if (x) {
+            return x;
+        }
+    }
+    if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
+        && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
+        const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
+        for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
+            tabula_copy_s8_mve(dst, row, kw * c);
+        }
+        return patch;
+    }
+    for (ky = 0; ky < kh; ++ky) {
+        for (kx = 0; kx < kw; ++kx) {
+            const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
+            if (x) {
+                tabula_copy_s8_mve(dst, x, c);
+            } else {
+                tabula_fill_s8_mve(dst, pad_value, c);
+            }
+            dst += c;
+        }
+    }
+    return patch;
+}
+
 /* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
@@ -53,36 +91,9 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
     int32_t ky, kx, o, acc[4];
-    if (kh == 1 && kw == 1) {
-        const int8_t *x = conv_tap(win, input, b, iy0, ix0);
-        if (x) {
-            tabula_gemv_s8_mve(x, c, weight, out_c, bias, requant, vec_rq, out);
-            return;
-        }
-    }
     if (len <= TABULA_CONV_PATCH_MAX) {
-        int8_t *dst = patch;
-        if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
-            && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
-            const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
-            for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
-                tabula_copy_s8_mve(dst, row, kw * c);
-            }
-            tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
-            return;
-        }
-        for (ky = 0; ky < kh; ++ky) {
-            for (kx = 0; kx < kw; ++kx) {
-                const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
-                if (x) {
-                    tabula_copy_s8_mve(dst, x, c);
-                } else {
-                    tabula_fill_s8_mve(dst, pad_value, c);
-                }
-                dst += c;
-            }
-        }
-        tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
+        tabula_gemv_s8_mve(conv_field_mve(win, input, pad_value, b, iy0, ix0, patch), len, weight, out_c, bias,
+                           requant, vec_rq, out);
         return;
     }
     for (o = 0; o < out_c; o += 4) {
@@ -115,6 +126,29 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
     if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];
         const int vec_rq = requant != 0 && tabula_requant_shifts_ge33(requant, out_c);
+        const int32_t len = win->kernel_h * win->kernel_w * win->c;
+        if (vec_rq && tabula_small_fits(len, out_c)) { /* short rows, few channels: tabula_conv2d_small_mve.h */
+            tabula_small_blk blk;
+            tabula_small_prep(&blk, weight, len, out_c, bias, requant);
+            if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
+                && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
+                for (i = 0; i < win->n * win->h * win->w; ++i) { /* the NHWC rows themselves */
+                    tabula_small_pixel(&blk, input + i * len, rq_zp, (int8_t *)output + i * out_c);
+                }
+                return TABULA_OK;
+            }
+            for (b = 0; b < win->n; ++b) {
+                for (oy = 0; oy < win->out_h; ++oy) {
+                    for (ox = 0; ox < win->out_w; ++ox) {
+                        tabula_small_pixel(&blk, conv_field_mve(win, input, pad_value, b,
+                                                                oy * win->stride_y - win->pad_top,
+                                                                ox * win->stride_x - win->pad_left, patch),
+                                           rq_zp, (int8_t *)output + ((b * win->out_h + oy) * win->out_w + ox) * out_c);
+                    }
+                }
+            }
+            return TABULA_OK;
+        }
         if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
             && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
             /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */

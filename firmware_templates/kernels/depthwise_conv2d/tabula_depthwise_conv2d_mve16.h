@@ -104,16 +104,6 @@ static inline void tabula_dw16_tap_z(tabula_dw16_acc *acc, const int8_t *x, cons
     acc->a3 = vaddq_s32(acc->a3, vmulltq_int_s16(x1, w1));
 }
 
-/* Requantize the even / odd lanes e, o of 8 channels to one int16x8 in channel order, + zp, clamped. */
-static inline int16x8_t tabula_dw16_rq8(int32x4_t e, int32x4_t o, const int32_t *m, const int32_t *sh, int32_t zp,
-                                        int16x8_t lo, int16x8_t hi)
-{
-    const int32x4_t ve = vrshlq_s32(vmulhq_s32(e, vldrwq_s32(m)), vldrwq_s32(sh));
-    const int32x4_t vo = vrshlq_s32(vmulhq_s32(o, vldrwq_s32(m + 4)), vldrwq_s32(sh + 4));
-    const int16x8_t h = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), ve), vo);
-    return vminq_s16(vmaxq_s16(vqaddq_n_s16(h, (int16_t)zp), lo), hi);
-}
-
 /* An interior pixel of a full block (nh halves, no predicate): kh x kw taps at x + ky rstep + kx cstep
  * (the compiler unrolls constant kh, kw), then the requantized store at out. */
 static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula_dw16_blk *blk, const int8_t *x,
@@ -136,9 +126,9 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
             tabula_dw16_tap(&acc, xr, w, nh);
         }
     }
-    vstrbq_s16(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
+    vstrbq_s16(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
     if (nh == 2) {
-        vstrbq_s16(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
+        vstrbq_s16(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
     }
 }
 
@@ -260,9 +250,9 @@ static __attribute__((noinline)) void tabula_dw16_list(const tabula_dw16_blk *bl
             tabula_dw16_tap(&acc, tp[t], w, 1);
         }
     }
-    vstrbq_s16(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
+    vstrbq_s16(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
     if (nh == 2) {
-        vstrbq_s16(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
+        vstrbq_s16(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
     }
 #endif
 }
@@ -298,29 +288,16 @@ static __attribute__((noinline)) void tabula_dw16_run(const tabula_dw16_blk *blk
 #endif
 }
 
-/* Any pixel of any block: a tap outside the input reads the zp row pad (16 bytes), the input loads
- * and the stores predicated by the block's channels (p0, p1). */
+/* Any pixel of a block of fewer than 8 or 16 channels: a tap outside the input reads the zp row pad
+ * (16 bytes), the input loads and the stores predicated by the block's channels (p0, p1). */
 static void tabula_dw16_edge(const tabula_dw16_blk *blk, const tabula_window *win, const int8_t *xb, int32_t b,
-                             int32_t iy0, int32_t ix0, const int8_t *pad, int full, int nh, mve_pred16_t p0,
-                             mve_pred16_t p1, int32_t zp, int16x8_t lo, int16x8_t hi, int8_t *out)
+                             int32_t iy0, int32_t ix0, const int8_t *pad, mve_pred16_t p0, mve_pred16_t p1,
+                             int32_t zp, int16x8_t lo, int16x8_t hi, int8_t *out)
 {
     const int32_t h = win->h, w = win->w, c = win->c;
     const int8_t *wt = blk->w;
     tabula_dw16_acc acc;
     int32_t ky, kx;
-    if (full) { /* the taps as a pointer list, then the assembly (or its C twin) */
-        const int8_t *tp[TABULA_DW16_TAPS];
-        int32_t nt = 0;
-        for (ky = 0; ky < win->kernel_h; ++ky) {
-            const int32_t iy = iy0 + ky * win->dilation_y;
-            for (kx = 0; kx < win->kernel_w; ++kx, ++nt) {
-                const int32_t ix = ix0 + kx * win->dilation_x;
-                tp[nt] = (iy >= 0 && iy < h && ix >= 0 && ix < w) ? xb + ((b * h + iy) * w + ix) * c : pad;
-            }
-        }
-        tabula_dw16_list(blk, tp, nt, nh, zp, out);
-        return;
-    }
     acc.a0 = vldrwq_s32(blk->bias);
     acc.a1 = vldrwq_s32(blk->bias + 4);
     acc.a2 = vldrwq_s32(blk->bias + 8);
@@ -333,8 +310,30 @@ static void tabula_dw16_edge(const tabula_dw16_blk *blk, const tabula_window *wi
             tabula_dw16_tap_z(&acc, x, wt, p0, p1);
         }
     }
-    vstrbq_p_s16(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi), p0);
-    vstrbq_p_s16(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi), p1);
+    vstrbq_p_s16(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi), p0);
+    vstrbq_p_s16(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi), p1);
+}
+
+/* A border pixel of a full block (nh halves): its taps listed as pointers -- row ky at rowp[ky] (NULL:
+ * in the padding), column ix0 + kx dx -- or the zp row pad, then tabula_dw16_list. */
+static inline void tabula_dw16_border(const tabula_dw16_blk *blk, const int8_t *const *rowp, int32_t kh, int32_t kw,
+                                      int32_t ix0, int32_t dx, int32_t w, int32_t c, const int8_t *pad, int nh,
+                                      int32_t zp, int8_t *out)
+{
+    const int8_t *tp[TABULA_DW16_TAPS];
+    int32_t col[TABULA_DW16_TAPS]; /* per kx: the byte offset of its column, or -1 in the padding */
+    int32_t ky, kx, t = 0;
+    for (kx = 0; kx < kw; ++kx) {
+        const int32_t ix = ix0 + kx * dx;
+        col[kx] = ix >= 0 && ix < w ? ix * c : -1;
+    }
+    for (ky = 0; ky < kh; ++ky) {
+        const int8_t *r = rowp[ky];
+        for (kx = 0; kx < kw; ++kx, ++t) {
+            tp[t] = r && col[kx] >= 0 ? r + col[kx] : pad;
+        }
+    }
+    tabula_dw16_list(blk, tp, t, nh, zp, out);
 }
 
 /* The interior columns [*a, *b) of the output: windows wholly inside along one axis (i0 = o s - p). */
@@ -363,7 +362,7 @@ static void tabula_dw_mve16(const tabula_window *win, const int8_t *input, int32
     const int16x8_t lo = vdupq_n_s16((int16_t)rq->out_min), hi = vdupq_n_s16((int16_t)rq->out_max);
     int8_t pad[16];
     tabula_dw16_blk blk;
-    int32_t c0, b, oy, ox, ya, yb, xa, xb;
+    int32_t c0, b, oy, ox, ky, ya, yb, xa, xb;
     tabula_dw16_inside(oh, sy, win->pad_top, kh, win->dilation_y, win->h, &ya, &yb);
     tabula_dw16_inside(ow, sx, win->pad_left, kw, win->dilation_x, win->w, &xa, &xb);
     vstrbq_s8(pad, vdupq_n_s8((int8_t)input_zp));
@@ -376,11 +375,23 @@ static void tabula_dw_mve16(const tabula_window *win, const int8_t *input, int32
             for (oy = 0; oy < oh; ++oy) {
                 const int32_t iy0 = oy * sy - win->pad_top;
                 int8_t *orow = output + (b * oh + oy) * ow * c + c0;
-                const int inside = full && oy >= ya && oy < yb && xa < xb;
+                const int inside = oy >= ya && oy < yb && xa < xb;
                 const int32_t e0 = inside ? xa : ow; /* the border columns before the interior run */
+                const int8_t *rowp[TABULA_DW16_TAPS]; /* per kernel row: the input row, NULL in the padding */
+                if (!full) {
+                    for (ox = 0; ox < ow; ++ox) {
+                        tabula_dw16_edge(&blk, win, input + c0, b, iy0, ox * sx - win->pad_left, pad, p0, p1, zp, lo,
+                                         hi, orow + ox * c);
+                    }
+                    continue;
+                }
+                for (ky = 0; ky < kh; ++ky) {
+                    const int32_t iy = iy0 + ky * win->dilation_y;
+                    rowp[ky] = iy >= 0 && iy < win->h ? input + (b * win->h + iy) * win->w * c + c0 : 0;
+                }
                 for (ox = 0; ox < e0; ++ox) {
-                    tabula_dw16_edge(&blk, win, input + c0, b, iy0, ox * sx - win->pad_left, pad, full, nh, p0, p1, zp, lo, hi,
-                                     orow + ox * c);
+                    tabula_dw16_border(&blk, rowp, kh, kw, ox * sx - win->pad_left, win->dilation_x, win->w, c, pad,
+                                       nh, zp, orow + ox * c);
                 }
                 if (!inside) {
                     continue;
@@ -405,8 +416,8 @@ static void tabula_dw_mve16(const tabula_window *win, const int8_t *input, int32
                     }
                 }
                 for (ox = xb; ox < ow; ++ox) {
-                    tabula_dw16_edge(&blk, win, input + c0, b, iy0, ox * sx - win->pad_left, pad, full, nh, p0, p1, zp, lo, hi,
-                                     orow + ox * c);
+                    tabula_dw16_border(&blk, rowp, kh, kw, ox * sx - win->pad_left, win->dilation_x, win->w, c, pad,
+                                       nh, zp, orow + ox * c);
                 }
             }
         }
