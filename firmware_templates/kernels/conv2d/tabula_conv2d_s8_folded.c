@@ -83,6 +83,33 @@ static const int8_t *conv_field_mve(const tabula_window *win, const int8_t *inpu
     return patch;
 }
 
+/* The receptive fields of output pixels ox0 .. ox0 + n - 1 of the output row whose windows start at input
+ * row iy0 (image b), len = kh*kw*c bytes each, one after the other into patch (n * len <=
+ * TABULA_CONV_PATCH_MAX): an interior window with dilation_x 1 and kernel rows of at most 16 bytes as kh
+ * predicated copies, any other as conv_field_mve. */
+static void conv_fields_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b, int32_t iy0,
+                            int32_t ox0, int32_t n, int8_t *patch)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w, rowb = kw * c, len = kh * rowb;
+    const int fast = iy0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h && win->dilation_x == 1 && rowb <= 16;
+    const mve_pred16_t p = vctp8q((uint32_t)rowb);
+    int32_t i, ky;
+    for (i = 0; i < n; ++i, patch += len) {
+        const int32_t ix0 = (ox0 + i) * win->stride_x - win->pad_left;
+        if (fast && ix0 >= 0 && ix0 + kw - 1 < win->w) {
+            const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
+            for (ky = 0; ky < kh; ++ky, row += win->dilation_y * win->w * c) {
+                vstrbq_p_s8(patch + ky * rowb, vldrbq_z_s8(row, p), p);
+            }
+        } else {
+            const int8_t *x = conv_field_mve(win, input, pad_value, b, iy0, ix0, patch);
+            if (x != patch) { /* a 1x1 window inside the input: its row */
+                tabula_copy_s8_mve(patch, x, len);
+            }
+        }
+    }
+}
+
 /* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
@@ -132,18 +159,17 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
             tabula_small_prep(&blk, weight, len, out_c, bias, requant);
             if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
                 && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
-                for (i = 0; i < win->n * win->h * win->w; ++i) { /* the NHWC rows themselves */
-                    tabula_small_pixel(&blk, input + i * len, rq_zp, (int8_t *)output + i * out_c);
-                }
+                tabula_small_rows(&blk, input, len, win->n * win->h * win->w, rq_zp, (int8_t *)output);
                 return TABULA_OK;
             }
-            for (b = 0; b < win->n; ++b) {
+            for (b = 0; b < win->n; ++b) { /* im2col of up to TABULA_CONV_PATCH_MAX bytes of a row at a time */
                 for (oy = 0; oy < win->out_h; ++oy) {
-                    for (ox = 0; ox < win->out_w; ++ox) {
-                        tabula_small_pixel(&blk, conv_field_mve(win, input, pad_value, b,
-                                                                oy * win->stride_y - win->pad_top,
-                                                                ox * win->stride_x - win->pad_left, patch),
-                                           rq_zp, (int8_t *)output + ((b * win->out_h + oy) * win->out_w + ox) * out_c);
+                    const int32_t chunk = TABULA_CONV_PATCH_MAX / len;
+                    for (ox = 0; ox < win->out_w; ox += chunk) {
+                        const int32_t nx = win->out_w - ox < chunk ? win->out_w - ox : chunk;
+                        conv_fields_mve(win, input, pad_value, b, oy * win->stride_y - win->pad_top, ox, nx, patch);
+                        tabula_small_rows(&blk, patch, len, nx, rq_zp,
+                                          (int8_t *)output + ((b * win->out_h + oy) * win->out_w + ox) * out_c);
                     }
                 }
             }

@@ -7,7 +7,8 @@
  * Once per call (tabula_small_prep) each output channel's weight row is copied into 16 or 32 bytes
  * (zero past len: the input lanes past len, read by zeroing predicated loads, meet zero weights), and
  * the bias, multiplier and VRSHL shift 32 - s laid out per block of 8 channels as even (0, 2, 4, 6) then
- * odd (1, 3, 5, 7) lanes.  Per pixel (tabula_small_pixel): the 1 or 2 input vectors loaded once, per
+ * odd (1, 3, 5, 7) lanes, the weight rows in that order.  Per pixel (tabula_small_rows): the 1 or 2 input
+ * vectors loaded once, per
  * output channel 1 or 2 VLDRB + VMLADAV(A) (16 MACs each), the sums stored to the lane order above,
  * then per 8 channels + bias, VMULH, VRSHL, VQMOVNB / VQMOVNT back to channel order in int16 (saturating
  * at +-2^15 first changes nothing: zp, lo, hi are int8), + zp (VQADD), the clamp, and one VSTRB.16:
@@ -25,10 +26,11 @@
 #define TABULA_SMALL_OC 32
 
 typedef struct {
-    int32_t bias[TABULA_SMALL_OC], m[TABULA_SMALL_OC], sh[TABULA_SMALL_OC]; /* per 8: even then odd lanes */
-    int16_t lo[8], hi[8];
-    int8_t w[TABULA_SMALL_OC][TABULA_SMALL_K]; /* row o: its len weights, then zeros */
-    int32_t len, nv, out_c;                    /* nv: 16-byte vectors per row (1, 2) */
+    int32_t bias[TABULA_SMALL_OC], m[TABULA_SMALL_OC], sh[TABULA_SMALL_OC]; /* bytes 0, 128, 256: per 8
+                                                  channels the even lanes then the odd (tabula_small_slot) */
+    int16_t lo[8], hi[8];                       /* 384, 400: the clamp bounds */
+    int8_t w[TABULA_SMALL_OC * TABULA_SMALL_K]; /* 416: channel o's row at 16 nv slot(o): len weights, zeros */
+    int32_t len, nv, out_c, zp;                 /* 1440..: nv 16-byte vectors per row (1, 2); zp: the output's */
 } tabula_small_blk;
 
 /* The slot of channel o (even lanes, then odd, per block of 8). */
@@ -51,13 +53,17 @@ static void tabula_small_prep(tabula_small_blk *blk, const int8_t *weight, int32
     blk->len = len;
     blk->nv = len > 16 ? 2 : 1;
     blk->out_c = out_c;
+    blk->zp = rq->output_zp;
     for (o = 0; o < ((out_c + 7) & ~7); ++o) {
         const int32_t s = tabula_small_slot(o), real = o < out_c;
         blk->bias[s] = real && bias ? bias[o] : 0;
         blk->m[s] = real ? tabula_requant_m(rq, o) : 0;
         blk->sh[s] = real ? 32 - tabula_requant_s(rq, o) : 0;
-        vstrbq_s8(blk->w[o], real ? vldrbq_z_s8(weight + o * len, p0) : vdupq_n_s8(0));
-        vstrbq_s8(blk->w[o] + 16, real ? vldrbq_z_s8(weight + o * len + 16, p1) : vdupq_n_s8(0));
+        int8_t *row = blk->w + 16 * blk->nv * s;
+        vstrbq_s8(row, real ? vldrbq_z_s8(weight + o * len, p0) : vdupq_n_s8(0));
+        if (blk->nv == 2) {
+            vstrbq_s8(row + 16, real ? vldrbq_z_s8(weight + o * len + 16, p1) : vdupq_n_s8(0));
+        }
     }
     vstrhq_s16(blk->lo, vdupq_n_s16((int16_t)rq->out_min));
     vstrhq_s16(blk->hi, vdupq_n_s16((int16_t)rq->out_max));
@@ -78,30 +84,119 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
     }
 }
 
-/* One pixel: x[0..len) against every output channel, requantized into out[0..out_c). */
-static __attribute__((noinline)) void tabula_small_pixel(const tabula_small_blk *blk, const int8_t *x, int32_t zp, int8_t *out)
+#if TABULA_USE_ASM
+/* The assembly of tabula_small_rows (whole blocks of 8 channels; its C is the twin): per pixel the input
+ * vector(s) (xload; vctp_len puts the length of the predicated one in s0), per block per slot VLDRB +
+ * VMLAV (slot: one vector; two: + VLDRB + VMLAVA of the second in q5), the 8 sums moved into the even /
+ * odd lane vectors by 4 VMOV, + bias, then the epilogue of tabula_requant8_eo_s8_mve with the bounds
+ * held in q6, q7 and one VSTRB.16. */
+#define TABULA_SMALL_SLOT1(s) "vldrb.u8 q1, [%[rw]], #16\n\t" "vmlav.s8 %[" s "], q0, q1\n\t"
+#define TABULA_SMALL_SLOT2(s) TABULA_SMALL_SLOT1(s) "vldrb.u8 q1, [%[rw]], #16\n\t" "vmlava.s8 %[" s "], q5, q1\n\t"
+#define TABULA_SMALL_ASM(vctp_len, xload, slot)                                                                      \
+    do {                                                                                                             \
+        const int8_t *rw, *rb;                                                                                       \
+        int32_t s0, s1, s2, s3, kb;                                                                                  \
+        __asm__ volatile(                                                                                             \
+            "add %[s1], %[blk], #384\n\t"                                                                             \
+            "vldrh.u16 q6, [%[s1]]\n\t"                                                                               \
+            "vldrh.u16 q7, [%[s1], #16]\n\t"                                                                          \
+            vctp_len "vctp.8 %[s0]\n\t"                                                                               \
+            "dls lr, %[n]\n"                                                                                          \
+            "1:\n\t"                                                                                                  \
+            xload                                                                                                     \
+            "add %[x], %[x], %[xstep]\n\t"                                                                            \
+            "mov %[rb], %[blk]\n\t"                                                                                   \
+            "add %[rw], %[blk], #416\n\t"                                                                             \
+            "ldr %[kb], [%[blk], #1448]\n\t"                                                                          \
+            "lsrs %[kb], %[kb], #3\n"                                                                                 \
+            "2:\n\t"                                                                                                  \
+            slot("s0")                                                                                                \
+            slot("s1")                                                                                                \
+            slot("s2")                                                                                                \
+            slot("s3")                                                                                                \
+            /* VMOV Qd[2], Qd[0], Rt, Rt2 as GNU as 2.38 encodes it: lane 0 = Rt, lane 2 = Rt2 (measured) */          \
+            "vmov q2[2], q2[0], %[s0], %[s2]\n\t"                                                                     \
+            "vmov q2[3], q2[1], %[s1], %[s3]\n\t"                                                                     \
+            slot("s0")                                                                                                \
+            slot("s1")                                                                                                \
+            slot("s2")                                                                                                \
+            slot("s3")                                                                                                \
+            "vmov q3[2], q3[0], %[s0], %[s2]\n\t"                                                                     \
+            "vmov q3[3], q3[1], %[s1], %[s3]\n\t"                                                                     \
+            "vldrw.u32 q4, [%[rb]]\n\t"                                                                               \
+            "vadd.i32 q2, q2, q4\n\t"                                                                                 \
+            "vldrw.u32 q4, [%[rb], #16]\n\t"                                                                          \
+            "vadd.i32 q3, q3, q4\n\t"                                                                                 \
+            "vldrw.u32 q4, [%[rb], #128]\n\t"                                                                         \
+            "vmulh.s32 q2, q2, q4\n\t"                                                                                \
+            "vldrw.u32 q4, [%[rb], #256]\n\t"                                                                         \
+            "vrshl.s32 q2, q2, q4\n\t"                                                                                \
+            "vldrw.u32 q4, [%[rb], #144]\n\t"                                                                         \
+            "vmulh.s32 q3, q3, q4\n\t"                                                                                \
+            "vldrw.u32 q4, [%[rb], #272]\n\t"                                                                         \
+            "vrshl.s32 q3, q3, q4\n\t"                                                                                \
+            "vqmovnb.s32 q4, q2\n\t"                                                                                  \
+            "vqmovnt.s32 q4, q3\n\t"                                                                                  \
+            "ldr %[s0], [%[blk], #1452]\n\t"                                                                          \
+            "vqadd.s16 q4, q4, %[s0]\n\t"                                                                             \
+            "vmax.s16 q4, q4, q6\n\t"                                                                                 \
+            "vmin.s16 q4, q4, q7\n\t"                                                                                 \
+            "vstrb.16 q4, [%[out]], #8\n\t"                                                                           \
+            "add %[rb], %[rb], #32\n\t"                                                                               \
+            "subs %[kb], %[kb], #1\n\t"                                                                               \
+            "bne 2b\n\t"                                                                                              \
+            "le lr, 1b\n\t"                                                                                           \
+            : [x] "+r"(x), [out] "+l"(out), [rw] "=&r"(rw), [rb] "=&r"(rb), [kb] "=&r"(kb), [s0] "=&Te"(s0),          \
+              [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3)                                                       \
+            : [blk] "r"(blk), [xstep] "r"(xstep), [n] "r"(n)                                                          \
+            : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");                                  \
+    } while (0)
+#endif
+
+/* n pixels: x + i xstep [0..len) against every output channel, requantized into out + i out_c [0..out_c).
+ * Out of line: one call per row of pixels keeps the prologue out of the pixel loop. */
+static __attribute__((noinline)) void tabula_small_rows(const tabula_small_blk *blk, const int8_t *x, int32_t xstep,
+                                                        int32_t n, int32_t zp, int8_t *out)
 {
     const int32_t len = blk->len, out_c = blk->out_c;
-    const int8x16_t x0 = vldrbq_z_s8(x, vctp8q((uint32_t)len));
-    int32_t o8, j, acc[8];
-    if (blk->nv == 2) {
-        const int8x16_t x1 = vldrbq_z_s8(x + 16, vctp8q((uint32_t)(len - 16)));
-        for (o8 = 0; o8 < out_c; o8 += 8) {
-#pragma GCC unroll 8
-            for (j = 0; j < 8; ++j) {
-                acc[tabula_small_slot(j)] = vmladavaq_s8(vmladavq_s8(x0, vldrbq_s8(blk->w[o8 + j])), x1,
-                                                         vldrbq_s8(blk->w[o8 + j] + 16));
-            }
-            tabula_small_store8(blk, acc, o8, zp, out);
+    const mve_pred16_t p0 = vctp8q((uint32_t)len), p1 = vctp8q((uint32_t)(len > 16 ? len - 16 : 0));
+    int32_t i, o8, j, acc[8];
+#if TABULA_USE_ASM
+    if ((out_c & 7) == 0) {
+        (void)p0;
+        (void)p1;
+        (void)zp; /* blk->zp */
+        if (blk->nv == 1) {
+            TABULA_SMALL_ASM("ldr %[s0], [%[blk], #1440]\n\t", "vpst\n\t" "vldrbt.u8 q0, [%[x]]\n\t",
+                             TABULA_SMALL_SLOT1);
+        } else {
+            TABULA_SMALL_ASM("ldr %[s0], [%[blk], #1440]\n\t" "sub %[s0], %[s0], #16\n\t",
+                             "vldrb.u8 q0, [%[x]]\n\t" "vpst\n\t" "vldrbt.u8 q5, [%[x], #16]\n\t", TABULA_SMALL_SLOT2);
         }
         return;
     }
-    for (o8 = 0; o8 < out_c; o8 += 8) {
+#endif
+    for (i = 0; i < n; ++i, x += xstep, out += out_c) {
+        const int8x16_t x0 = vldrbq_z_s8(x, p0);
+        const int8_t *w = blk->w;
+        if (blk->nv == 2) {
+            const int8x16_t x1 = vldrbq_z_s8(x + 16, p1);
+            for (o8 = 0; o8 < out_c; o8 += 8, w += 256) {
 #pragma GCC unroll 8
-        for (j = 0; j < 8; ++j) {
-            acc[tabula_small_slot(j)] = vmladavq_s8(x0, vldrbq_s8(blk->w[o8 + j]));
+                for (j = 0; j < 8; ++j) { /* slot j */
+                    acc[j] = vmladavaq_s8(vmladavq_s8(x0, vldrbq_s8(w + 32 * j)), x1, vldrbq_s8(w + 32 * j + 16));
+                }
+                tabula_small_store8(blk, acc, o8, zp, out);
+            }
+            continue;
         }
-        tabula_small_store8(blk, acc, o8, zp, out);
+        for (o8 = 0; o8 < out_c; o8 += 8, w += 128) {
+#pragma GCC unroll 8
+            for (j = 0; j < 8; ++j) { /* slot j */
+                acc[j] = vmladavq_s8(x0, vldrbq_s8(w + 16 * j));
+            }
+            tabula_small_store8(blk, acc, o8, zp, out);
+        }
     }
 }
 #endif /* TABULA_HAVE_MVE */
