@@ -8,6 +8,11 @@
  * the exact sum whenever that fits int32 (codegen folds only when bias' fits).
  *
  * Helium (MVE, Cortex-M55); every path computes the same sum modulo 2^32:
+ *   small:  a receptive field of at most 32 bytes (a first conv over 1-3 channels, a pointwise conv over
+ *           8-32) into at most 32 output channels, every shift >= 33: tabula_conv2d_small_mve.h, the
+ *           input rows themselves (1x1, stride 1, no padding) or up to 2 KiB of one output row's fields
+ *           gathered at a time (im2col), 1-2 VMLAV per output channel and pixel, the requantization in
+ *           vector registers;
  *   gemm:   1x1, stride 1, no padding: one GEMM straight over the NHWC rows (tabula_gemm_s8_mve), no
  *           copy at all; per output pixel otherwise:
  *   direct: a 1x1 window inside the input: its row is the input vector;
@@ -49,8 +54,9 @@ static const int8_t *conv_tap(const tabula_window *win, const int8_t *input, int
 /* The receptive field (window at iy0, ix0 of image b, kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) as one
  * contiguous row: a 1x1 window inside the input is its input row, else it is gathered into patch (an
  * interior window with dilation_x 1 as kh rows of kw*c bytes; padded taps filled with pad_value). */
-static const int8_t *conv_field_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b,
-                                    int32_t iy0, int32_t ix0, int8_t *patch)
+static inline __attribute__((always_inline)) const int8_t *
+conv_field_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b, int32_t iy0, int32_t ix0,
+               int8_t *patch)
 {
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     int8_t *dst = patch;

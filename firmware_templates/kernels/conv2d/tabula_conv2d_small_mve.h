@@ -92,6 +92,10 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
  * held in q6, q7 and one VSTRB.16. */
 #define TABULA_SMALL_SLOT1(s) "vldrb.u8 q1, [%[rw]], #16\n\t" "vmlav.s8 %[" s "], q0, q1\n\t"
 #define TABULA_SMALL_SLOT2(s) TABULA_SMALL_SLOT1(s) "vldrb.u8 q1, [%[rw]], #16\n\t" "vmlava.s8 %[" s "], q5, q1\n\t"
+/* The 4 sums of one lane vector q (slots s0..s3) and their VMOV into it.  VMOV Qd[2], Qd[0], Rt, Rt2 as
+ * GNU as 2.38 encodes it: lane 0 = Rt, lane 2 = Rt2 (measured). */
+#define TABULA_SMALL_HALF(slot, q) slot("s0") slot("s1") slot("s2") slot("s3")                                    \
+    "vmov " q "[2], " q "[0], %[s0], %[s2]\n\t" "vmov " q "[3], " q "[1], %[s1], %[s3]\n\t"
 #define TABULA_SMALL_ASM(vctp_len, xload, slot)                                                                      \
     do {                                                                                                             \
         const int8_t *rw, *rb;                                                                                       \
@@ -110,19 +114,8 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
             "ldr %[kb], [%[blk], #1448]\n\t"                                                                          \
             "lsrs %[kb], %[kb], #3\n"                                                                                 \
             "2:\n\t"                                                                                                  \
-            slot("s0")                                                                                                \
-            slot("s1")                                                                                                \
-            slot("s2")                                                                                                \
-            slot("s3")                                                                                                \
-            /* VMOV Qd[2], Qd[0], Rt, Rt2 as GNU as 2.38 encodes it: lane 0 = Rt, lane 2 = Rt2 (measured) */          \
-            "vmov q2[2], q2[0], %[s0], %[s2]\n\t"                                                                     \
-            "vmov q2[3], q2[1], %[s1], %[s3]\n\t"                                                                     \
-            slot("s0")                                                                                                \
-            slot("s1")                                                                                                \
-            slot("s2")                                                                                                \
-            slot("s3")                                                                                                \
-            "vmov q3[2], q3[0], %[s0], %[s2]\n\t"                                                                     \
-            "vmov q3[3], q3[1], %[s1], %[s3]\n\t"                                                                     \
+            TABULA_SMALL_HALF(slot, "q2")                                                                             \
+            TABULA_SMALL_HALF(slot, "q3")                                                                             \
             "vldrw.u32 q4, [%[rb]]\n\t"                                                                               \
             "vadd.i32 q2, q2, q4\n\t"                                                                                 \
             "vldrw.u32 q4, [%[rb], #16]\n\t"                                                                          \
@@ -177,23 +170,16 @@ static __attribute__((noinline)) void tabula_small_rows(const tabula_small_blk *
     }
 #endif
     for (i = 0; i < n; ++i, x += xstep, out += out_c) {
-        const int8x16_t x0 = vldrbq_z_s8(x, p0);
+        const int32_t nv = blk->nv;
+        const int8x16_t x0 = vldrbq_z_s8(x, p0), x1 = vldrbq_z_s8(x + 16, p1); /* p1 is empty for nv 1 */
         const int8_t *w = blk->w;
-        if (blk->nv == 2) {
-            const int8x16_t x1 = vldrbq_z_s8(x + 16, p1);
-            for (o8 = 0; o8 < out_c; o8 += 8, w += 256) {
-#pragma GCC unroll 8
-                for (j = 0; j < 8; ++j) { /* slot j */
-                    acc[j] = vmladavaq_s8(vmladavq_s8(x0, vldrbq_s8(w + 32 * j)), x1, vldrbq_s8(w + 32 * j + 16));
-                }
-                tabula_small_store8(blk, acc, o8, zp, out);
-            }
-            continue;
-        }
-        for (o8 = 0; o8 < out_c; o8 += 8, w += 128) {
+        for (o8 = 0; o8 < out_c; o8 += 8, w += 128 * nv) {
 #pragma GCC unroll 8
             for (j = 0; j < 8; ++j) { /* slot j */
-                acc[j] = vmladavq_s8(x0, vldrbq_s8(w + 16 * j));
+                acc[j] = vmladavq_s8(x0, vldrbq_s8(w + 16 * nv * j));
+                if (nv == 2) {
+                    acc[j] = vmladavaq_s8(acc[j], x1, vldrbq_s8(w + 32 * j + 16));
+                }
             }
             tabula_small_store8(blk, acc, o8, zp, out);
         }

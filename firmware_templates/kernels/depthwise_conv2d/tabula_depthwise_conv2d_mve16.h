@@ -77,6 +77,17 @@ typedef struct {
     int32x4_t a0, a1, a2, a3;
 } tabula_dw16_acc;
 
+/* A pixel's accumulators, started at the block's folded bias. */
+static inline tabula_dw16_acc tabula_dw16_init(const tabula_dw16_blk *blk)
+{
+    tabula_dw16_acc acc;
+    acc.a0 = vldrwq_s32(blk->bias);
+    acc.a1 = vldrwq_s32(blk->bias + 4);
+    acc.a2 = vldrwq_s32(blk->bias + 8);
+    acc.a3 = vldrwq_s32(blk->bias + 12);
+    return acc;
+}
+
 /* acc += the products of one tap: input x (nh halves of 8 channels, unpredicated), weights w. */
 static inline __attribute__((always_inline)) void tabula_dw16_tap(tabula_dw16_acc *acc, const int8_t *x,
                                                                   const int8_t *w, int nh)
@@ -114,10 +125,7 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
     tabula_dw16_acc acc;
     const int8_t *w = blk->w;
     int32_t ky, kx;
-    acc.a0 = vldrwq_s32(blk->bias);
-    acc.a1 = vldrwq_s32(blk->bias + 4);
-    acc.a2 = vldrwq_s32(blk->bias + 8);
-    acc.a3 = vldrwq_s32(blk->bias + 12);
+    acc = tabula_dw16_init(blk);
 #pragma GCC unroll 3
     for (ky = 0; ky < kh; ++ky, x += rstep) {
         const int8_t *xr = x;
@@ -174,38 +182,22 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
     TABULA_DW16_RQ("q2", "q3", "96", "112", "160", "176", "8")
 #define TABULA_DW16_STORE1 TABULA_DW16_RQ("q0", "q1", "64", "80", "128", "144", "0")
 #define TABULA_DW16_ROW(tap) "mov %[rt], %[rr]\n\t" tap tap tap "add %[rr], %[rr], %[rstep]\n\t"
-/* 3x3: n >= 1 pixels, the taps unrolled. */
-#define TABULA_DW16_ASM3x3(init, tap, store)                                                              \
+/* n >= 1 pixels of a run, body the taps of one: 3x3 unrolled (rr the row), or a line of k taps cstep
+ * apart ((k,1) / (1,k); k in the rstep operand, rr its counter). */
+#define TABULA_DW16_BODY3x3(tap) "mov %[rr], %[x]\n\t" TABULA_DW16_ROW(tap) TABULA_DW16_ROW(tap) TABULA_DW16_ROW(tap)
+#define TABULA_DW16_BODYLINE(tap) "mov %[rt], %[x]\n\t" "mov %[rr], %[rstep]\n" \
+    "2:\n\t" tap "subs %[rr], %[rr], #1\n\t" "bne 2b\n\t"
+#define TABULA_DW16_ASMRUN(init, body, store)                                                             \
     do {                                                                                                  \
         const int8_t *rw, *rr, *rt;                                                                       \
         __asm__ volatile("dls lr, %[n]\n"                                                                 \
-                         "1:\n\t" init "mov %[rr], %[x]\n\t"                                              \
-                         TABULA_DW16_ROW(tap) TABULA_DW16_ROW(tap) TABULA_DW16_ROW(tap) store              \
+                         "1:\n\t" init body store                                                         \
                          "add %[out], %[out], %[ostep]\n\t"                                               \
                          "add %[x], %[x], %[xstep]\n\t"                                                   \
                          "le lr, 1b\n\t"                                                                  \
                          : [x] "+r"(x), [out] "+l"(out), [rw] "=&l"(rw), [rr] "=&r"(rr), [rt] "=&l"(rt)   \
                          : [n] "r"(n), [blk] "r"(blk), [xstep] "r"(xstep), [ostep] "r"(ostep),            \
                            [rstep] "r"(rstep), [cstep] "r"(cstep), [zp] "r"(zp)                           \
-                         : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");               \
-    } while (0)
-/* One line of k >= 1 taps cstep apart ((k,1) / (1,k)): n >= 1 pixels. */
-#define TABULA_DW16_ASMLINE(init, tap, store)                                                             \
-    do {                                                                                                  \
-        const int8_t *rw, *rt;                                                                            \
-        int32_t rk;                                                                                       \
-        __asm__ volatile("dls lr, %[n]\n"                                                                 \
-                         "1:\n\t" init "mov %[rt], %[x]\n\t"                                              \
-                         "mov %[rk], %[k]\n"                                                              \
-                         "2:\n\t" tap                                                                     \
-                         "subs %[rk], %[rk], #1\n\t"                                                       \
-                         "bne 2b\n\t" store                                                               \
-                         "add %[out], %[out], %[ostep]\n\t"                                               \
-                         "add %[x], %[x], %[xstep]\n\t"                                                   \
-                         "le lr, 1b\n\t"                                                                  \
-                         : [x] "+r"(x), [out] "+l"(out), [rw] "=&l"(rw), [rt] "=&l"(rt), [rk] "=&r"(rk)   \
-                         : [n] "r"(n), [blk] "r"(blk), [xstep] "r"(xstep), [ostep] "r"(ostep),            \
-                           [k] "r"(kw), [cstep] "r"(cstep), [zp] "r"(zp)                                  \
                          : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "memory", "cc");               \
     } while (0)
 /* One pixel over nt >= 1 taps listed as input pointers at tp. */
@@ -239,10 +231,7 @@ static __attribute__((noinline)) void tabula_dw16_list(const tabula_dw16_blk *bl
     const int8_t *w = blk->w;
     tabula_dw16_acc acc;
     int32_t t;
-    acc.a0 = vldrwq_s32(blk->bias);
-    acc.a1 = vldrwq_s32(blk->bias + 4);
-    acc.a2 = vldrwq_s32(blk->bias + 8);
-    acc.a3 = vldrwq_s32(blk->bias + 12);
+    acc = tabula_dw16_init(blk);
     for (t = 0; t < nt; ++t, w += 16) {
         if (nh == 2) {
             tabula_dw16_tap(&acc, tp[t], w, 2);
@@ -272,13 +261,16 @@ static __attribute__((noinline)) void tabula_dw16_run(const tabula_dw16_blk *blk
         return;
     }
     if (kh == 3 && nh == 2) {
-        TABULA_DW16_ASM3x3(TABULA_DW16_INIT2, TABULA_DW16_TAP2, TABULA_DW16_STORE2);
+        TABULA_DW16_ASMRUN(TABULA_DW16_INIT2, TABULA_DW16_BODY3x3(TABULA_DW16_TAP2), TABULA_DW16_STORE2);
     } else if (kh == 3) {
-        TABULA_DW16_ASM3x3(TABULA_DW16_INIT1, TABULA_DW16_TAP1, TABULA_DW16_STORE1);
-    } else if (nh == 2) {
-        TABULA_DW16_ASMLINE(TABULA_DW16_INIT2, TABULA_DW16_TAP2, TABULA_DW16_STORE2);
+        TABULA_DW16_ASMRUN(TABULA_DW16_INIT1, TABULA_DW16_BODY3x3(TABULA_DW16_TAP1), TABULA_DW16_STORE1);
     } else {
-        TABULA_DW16_ASMLINE(TABULA_DW16_INIT1, TABULA_DW16_TAP1, TABULA_DW16_STORE1);
+        rstep = kw; /* the line's length */
+        if (nh == 2) {
+            TABULA_DW16_ASMRUN(TABULA_DW16_INIT2, TABULA_DW16_BODYLINE(TABULA_DW16_TAP2), TABULA_DW16_STORE2);
+        } else {
+            TABULA_DW16_ASMRUN(TABULA_DW16_INIT1, TABULA_DW16_BODYLINE(TABULA_DW16_TAP1), TABULA_DW16_STORE1);
+        }
     }
 #else
     int32_t i;
@@ -298,10 +290,7 @@ static void tabula_dw16_edge(const tabula_dw16_blk *blk, const tabula_window *wi
     const int8_t *wt = blk->w;
     tabula_dw16_acc acc;
     int32_t ky, kx;
-    acc.a0 = vldrwq_s32(blk->bias);
-    acc.a1 = vldrwq_s32(blk->bias + 4);
-    acc.a2 = vldrwq_s32(blk->bias + 8);
-    acc.a3 = vldrwq_s32(blk->bias + 12);
+    acc = tabula_dw16_init(blk);
     for (ky = 0; ky < win->kernel_h; ++ky) {
         const int32_t iy = iy0 + ky * win->dilation_y;
         for (kx = 0; kx < win->kernel_w; ++kx, wt += 16) {
