@@ -372,6 +372,10 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
       for ci, co in ((8, 16), (8, 3), (16, 32), (17, 9), (32, 24), (12, 31))],
     (1, 1, 1, 3, 8, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "ties", True),             # 1-pixel map
     (1, 2, 2, 8, 16, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), -128, 0, "ties", True),           # padding-only pixels
+    (1, 2, 2, 3, 8, 3, 3, (3, 3, 3, 3), (1, 1), (1, 1), 127, 0, "ties", True),             # windows in the padding
+    (1, 7, 2, 2, 8, 3, 3, (1, 1, 2, 2), (1, 1), (2, 1), -5, 0, "ties", False),             # kernel wider than the map
+    (1, 6, 9, 1, 16, 3, 5, (2, 0, 2, 2), (2, 3), (1, 2), 9, 0, "ties", False),             # dilation_x: per-tap gather
+    (1, 5, 3, 4, 40, 2, 2, (0, 1, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # 40 channels
 ]
 # int16 x int8 (a16w8): K % 4 == 0, a K tail of 2 with odd Cout, K = 3 (no group) with Cout 1, K = 1026
 # (portable on the DSP), a weight zero point (portable)

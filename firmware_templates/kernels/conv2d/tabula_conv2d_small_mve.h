@@ -18,19 +18,25 @@
 #ifndef TABULA_CONV2D_SMALL_MVE_H
 #define TABULA_CONV2D_SMALL_MVE_H
 
+#include <stddef.h>
+
 #include "tabula_mve.h"
 
 #if TABULA_HAVE_MVE
 
 #define TABULA_SMALL_K 32
-#define TABULA_SMALL_OC 32
+#define TABULA_SMALL_OC 64
+
+/* Per block of 8 output channels, in slot order (tabula_small_slot: the even lanes, then the odd). */
+typedef struct {
+    int32_t bias[8], m[8], sh[8];
+} tabula_small_rq8;
 
 typedef struct {
-    int32_t bias[TABULA_SMALL_OC], m[TABULA_SMALL_OC], sh[TABULA_SMALL_OC]; /* bytes 0, 128, 256: per 8
-                                                  channels the even lanes then the odd (tabula_small_slot) */
-    int16_t lo[8], hi[8];                       /* 384, 400: the clamp bounds */
-    int8_t w[TABULA_SMALL_OC * TABULA_SMALL_K]; /* 416: channel o's row at 16 nv slot(o): len weights, zeros */
-    int32_t len, nv, out_c, zp;                 /* 1440..: nv 16-byte vectors per row (1, 2); zp: the output's */
+    tabula_small_rq8 rq[TABULA_SMALL_OC / 8];
+    int16_t lo[8], hi[8];                       /* the clamp bounds */
+    int8_t w[TABULA_SMALL_OC * TABULA_SMALL_K]; /* channel o's row at 16 nv slot(o): len weights, zeros */
+    int32_t len, nv, out_c, zp;                 /* nv: 16-byte vectors per row (1, 2); zp: the output's */
 } tabula_small_blk;
 
 /* The slot of channel o (even lanes, then odd, per block of 8). */
@@ -56,9 +62,10 @@ static void tabula_small_prep(tabula_small_blk *blk, const int8_t *weight, int32
     blk->zp = rq->output_zp;
     for (o = 0; o < ((out_c + 7) & ~7); ++o) {
         const int32_t s = tabula_small_slot(o), real = o < out_c;
-        blk->bias[s] = real && bias ? bias[o] : 0;
-        blk->m[s] = real ? tabula_requant_m(rq, o) : 0;
-        blk->sh[s] = real ? 32 - tabula_requant_s(rq, o) : 0;
+        tabula_small_rq8 *r = &blk->rq[o >> 3];
+        r->bias[s & 7] = real && bias ? bias[o] : 0;
+        r->m[s & 7] = real ? tabula_requant_m(rq, o) : 0;
+        r->sh[s & 7] = real ? 32 - tabula_requant_s(rq, o) : 0;
         int8_t *row = blk->w + 16 * blk->nv * s;
         vstrbq_s8(row, real ? vldrbq_z_s8(weight + o * len, p0) : vdupq_n_s8(0));
         if (blk->nv == 2) {
@@ -73,10 +80,10 @@ static void tabula_small_prep(tabula_small_blk *blk, const int8_t *weight, int32
 static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_t *acc, int32_t o8, int32_t zp,
                                        int8_t *out)
 {
-    const int32x4_t e = vaddq_s32(vldrwq_s32(acc), vldrwq_s32(blk->bias + o8)); /* modulo 2^32 */
-    const int32x4_t o = vaddq_s32(vldrwq_s32(acc + 4), vldrwq_s32(blk->bias + o8 + 4));
-    const int16x8_t h = tabula_requant8_eo_s8_mve(e, o, blk->m + o8, blk->sh + o8, zp, vldrhq_s16(blk->lo),
-                                                  vldrhq_s16(blk->hi));
+    const tabula_small_rq8 *r = &blk->rq[o8 >> 3];
+    const int32x4_t e = vaddq_s32(vldrwq_s32(acc), vldrwq_s32(r->bias)); /* modulo 2^32 */
+    const int32x4_t o = vaddq_s32(vldrwq_s32(acc + 4), vldrwq_s32(r->bias + 4));
+    const int16x8_t h = tabula_requant8_eo_s8_mve(e, o, r->m, r->sh, zp, vldrhq_s16(blk->lo), vldrhq_s16(blk->hi));
     if (blk->out_c - o8 >= 8) {
         vstrbq_s16(out + o8, h);
     } else {
@@ -101,7 +108,7 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
         const int8_t *rw, *rb;                                                                                       \
         int32_t s0, s1, s2, s3, kb;                                                                                  \
         __asm__ volatile(                                                                                             \
-            "add %[s1], %[blk], #384\n\t"                                                                             \
+            "add %[s1], %[blk], %[o_lo]\n\t"                                                                          \
             "vldrh.u16 q6, [%[s1]]\n\t"                                                                               \
             "vldrh.u16 q7, [%[s1], #16]\n\t"                                                                          \
             vctp_len "vctp.8 %[s0]\n\t"                                                                               \
@@ -110,8 +117,8 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
             xload                                                                                                     \
             "add %[x], %[x], %[xstep]\n\t"                                                                            \
             "mov %[rb], %[blk]\n\t"                                                                                   \
-            "add %[rw], %[blk], #416\n\t"                                                                             \
-            "ldr %[kb], [%[blk], #1448]\n\t"                                                                          \
+            "add %[rw], %[blk], %[o_w]\n\t"                                                                           \
+            "ldr %[kb], [%[blk], %[o_oc]]\n\t"                                                                        \
             "lsrs %[kb], %[kb], #3\n"                                                                                 \
             "2:\n\t"                                                                                                  \
             TABULA_SMALL_HALF(slot, "q2")                                                                             \
@@ -120,28 +127,30 @@ static inline void tabula_small_store8(const tabula_small_blk *blk, const int32_
             "vadd.i32 q2, q2, q4\n\t"                                                                                 \
             "vldrw.u32 q4, [%[rb], #16]\n\t"                                                                          \
             "vadd.i32 q3, q3, q4\n\t"                                                                                 \
-            "vldrw.u32 q4, [%[rb], #128]\n\t"                                                                         \
+            "vldrw.u32 q4, [%[rb], #32]\n\t"                                                                         \
             "vmulh.s32 q2, q2, q4\n\t"                                                                                \
-            "vldrw.u32 q4, [%[rb], #256]\n\t"                                                                         \
+            "vldrw.u32 q4, [%[rb], #64]\n\t"                                                                         \
             "vrshl.s32 q2, q2, q4\n\t"                                                                                \
-            "vldrw.u32 q4, [%[rb], #144]\n\t"                                                                         \
+            "vldrw.u32 q4, [%[rb], #48]\n\t"                                                                         \
             "vmulh.s32 q3, q3, q4\n\t"                                                                                \
-            "vldrw.u32 q4, [%[rb], #272]\n\t"                                                                         \
+            "vldrw.u32 q4, [%[rb], #80]\n\t"                                                                         \
             "vrshl.s32 q3, q3, q4\n\t"                                                                                \
             "vqmovnb.s32 q4, q2\n\t"                                                                                  \
             "vqmovnt.s32 q4, q3\n\t"                                                                                  \
-            "ldr %[s0], [%[blk], #1452]\n\t"                                                                          \
+            "ldr %[s0], [%[blk], %[o_zp]]\n\t"                                                                        \
             "vqadd.s16 q4, q4, %[s0]\n\t"                                                                             \
             "vmax.s16 q4, q4, q6\n\t"                                                                                 \
             "vmin.s16 q4, q4, q7\n\t"                                                                                 \
             "vstrb.16 q4, [%[out]], #8\n\t"                                                                           \
-            "add %[rb], %[rb], #32\n\t"                                                                               \
+            "add %[rb], %[rb], #96\n\t"                                                                               \
             "subs %[kb], %[kb], #1\n\t"                                                                               \
             "bne 2b\n\t"                                                                                              \
             "le lr, 1b\n\t"                                                                                           \
             : [x] "+r"(x), [out] "+l"(out), [rw] "=&r"(rw), [rb] "=&r"(rb), [kb] "=&r"(kb), [s0] "=&Te"(s0),          \
               [s1] "=&Te"(s1), [s2] "=&Te"(s2), [s3] "=&Te"(s3)                                                       \
-            : [blk] "r"(blk), [xstep] "r"(xstep), [n] "r"(n)                                                          \
+            : [blk] "r"(blk), [xstep] "r"(xstep), [n] "r"(n), [o_lo] "i"(offsetof(tabula_small_blk, lo)),             \
+              [o_w] "i"(offsetof(tabula_small_blk, w)), [o_len] "i"(offsetof(tabula_small_blk, len)),                 \
+              [o_oc] "i"(offsetof(tabula_small_blk, out_c)), [o_zp] "i"(offsetof(tabula_small_blk, zp))               \
             : "lr", "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "memory", "cc");                                  \
     } while (0)
 #endif
@@ -160,10 +169,10 @@ static __attribute__((noinline)) void tabula_small_rows(const tabula_small_blk *
         (void)p1;
         (void)zp; /* blk->zp */
         if (blk->nv == 1) {
-            TABULA_SMALL_ASM("ldr %[s0], [%[blk], #1440]\n\t", "vpst\n\t" "vldrbt.u8 q0, [%[x]]\n\t",
+            TABULA_SMALL_ASM("ldr %[s0], [%[blk], %[o_len]]\n\t", "vpst\n\t" "vldrbt.u8 q0, [%[x]]\n\t",
                              TABULA_SMALL_SLOT1);
         } else {
-            TABULA_SMALL_ASM("ldr %[s0], [%[blk], #1440]\n\t" "sub %[s0], %[s0], #16\n\t",
+            TABULA_SMALL_ASM("ldr %[s0], [%[blk], %[o_len]]\n\t" "sub %[s0], %[s0], #16\n\t",
                              "vldrb.u8 q0, [%[x]]\n\t" "vpst\n\t" "vldrbt.u8 q5, [%[x], #16]\n\t", TABULA_SMALL_SLOT2);
         }
         return;
