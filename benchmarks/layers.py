@@ -70,23 +70,31 @@ def layers(rng):
     the layer's kernel calls on ``dev``."""
     out = []
 
-    def conv(key, desc, cin, cout, k, pad):
+    def conv(key, desc, cin, cout, k, pad, stride=1):
         x, w, b = _i8(rng, (1, H, W, cin)), _w8(rng, (cout, k, k, cin)), rng.integers(-5000, 5000, cout, dtype=np.int32)
-        a = {"pad": [pad] * 4, "stride": [1, 1], "dilation": [1, 1], "input_zp": -3, "weight_zp": 0}
-        block, want = _requant(rng, conv2d.run([x, w, b], a))
+        a = {"pad": list(pad), "stride": [stride] * 2, "dilation": [1, 1], "input_zp": -3, "weight_zp": 0}
+        acc = conv2d.run([x, w, b], a)
+        block, want = _requant(rng, acc)
         bf = folded_bias(w, b, -3)  # codegen's fold_input_zp: tabula_conv2d_s8_folded, pad_value = input_zp
-        out.append((key, desc, "MAC", H * W * k * k * cin * cout, lambda dev: [(dev.conv2d_folded(
-            x, w, bf, pad=a["pad"], stride=(1, 1), dilation=(1, 1), pad_value=-3, requant=block), want)]))
+        out.append((key, desc, "MAC", acc.size // cout * k * k * cin * cout, lambda dev: [(dev.conv2d_folded(
+            x, w, bf, pad=a["pad"], stride=a["stride"], dilation=(1, 1), pad_value=-3, requant=block), want)]))
 
-    conv("conv3x3", "conv 3x3 16->32 16x16 pad 1", 16, 32, 3, 1)
-    conv("conv1x1", "conv 1x1 32->64 16x16", 32, 64, 1, 0)
+    conv("conv3x3", "conv 3x3 16->32 16x16 pad 1", 16, 32, 3, [1] * 4)
+    conv("conv1x1", "conv 1x1 32->64 16x16", 32, 64, 1, [0] * 4)
+    conv("conv_first", "first conv 3->8 3x3/2 16x16 pad 0,1", 3, 8, 3, [0, 1, 0, 1], 2)
+    conv("conv_pw8", "pointwise 8->16 16x16", 8, 16, 1, [0] * 4)
 
-    c = 64
-    x, w, b = _i8(rng, (1, H, W, c)), _w8(rng, (3, 3, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)
-    a = {"pad": [1] * 4, "stride": [1, 1], "dilation": [1, 1], "input_zp": 7, "weight_zp": 0}
-    dblock, dwant = _requant(rng, depthwise_conv2d.run([x, w, b], a))
-    out.append(("dwconv3x3", "depthwise 3x3 x64 16x16 pad 1", "MAC", H * W * 9 * c, lambda dev: [(dev.depthwise_conv2d(
-        x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=7, weight_zp=0, requant=dblock), dwant)]))
+    def dw(key, desc, c, kh, kw, pad):
+        x, w, b = _i8(rng, (1, H, W, c)), _w8(rng, (kh, kw, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)
+        a = {"pad": list(pad), "stride": [1, 1], "dilation": [1, 1], "input_zp": 7, "weight_zp": 0}
+        acc = depthwise_conv2d.run([x, w, b], a)
+        block, want = _requant(rng, acc)
+        out.append((key, desc, "MAC", acc.size * kh * kw, lambda dev: [(dev.depthwise_conv2d(
+            x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=7, weight_zp=0, requant=block), want)]))
+
+    dw("dwconv3x3", "depthwise 3x3 x64 16x16 pad 1", 64, 3, 3, [1] * 4)
+    dw("dwconv3x3_c8", "depthwise 3x3 x8 16x16 pad 1", 8, 3, 3, [1] * 4)
+    dw("dwconv3x1_c40", "depthwise (3,1) x40 16x16 pad 1,1,0,0", 40, 3, 1, [1, 1, 0, 0])
 
     fx, fw, fb = _i8(rng, (1, 256)), _w8(rng, (128, 256)), rng.integers(-5000, 5000, 128, dtype=np.int32)
     fblock, fwant = _requant(rng, fully_connected.run([fx, fw, fb], {"input_zp": 1, "weight_zp": 0}))

@@ -85,6 +85,24 @@ static inline void tabula_requant4_s8_mve(int32x4_t acc, const tabula_requant *r
 }
 
 /*
+ * Requantize 8 channels whose int32 accumulators are in the even (e: channels 0, 2, 4, 6) and odd (o: 1,
+ * 3, 5, 7) lanes, with per-lane multipliers m[0..8) and VRSHL shifts sh[0..8) = 32 - s in the same order
+ * (e's lanes first), to one int16x8 in channel order: v = VRSHL(VMULH(acc, m), 32 - s) per lane as
+ * tabula_requant4_s8_mve (bit-exact with tabula_requantize32 for s >= 33, |v| < 2^30), VQMOVNB / VQMOVNT
+ * narrow e / o with saturation into the even / odd int16 lanes (channel order), + zp (VQADD) and the
+ * clamp to [lo, hi]: saturating at +-2^15 first changes nothing, as zp, lo and hi are int8.  The caller
+ * stores the low bytes (VSTRB.16).
+ */
+static inline int16x8_t tabula_requant8_eo_s8_mve(int32x4_t e, int32x4_t o, const int32_t *m, const int32_t *sh,
+                                                  int32_t zp, int16x8_t lo, int16x8_t hi)
+{
+    const int32x4_t ve = vrshlq_s32(vmulhq_s32(e, vldrwq_s32(m)), vldrwq_s32(sh));
+    const int32x4_t vo = vrshlq_s32(vmulhq_s32(o, vldrwq_s32(m + 4)), vldrwq_s32(sh + 4));
+    const int16x8_t h = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), ve), vo);
+    return vminq_s16(vmaxq_s16(vqaddq_n_s16(h, (int16_t)zp), lo), hi);
+}
+
+/*
  * Output-channel blocking: acc[l] += sum_j x[j] w[l*wstride + j] over j < n for the nch (1..4) rows
  * at w, modulo 2^32 (VMLADAVA wraps like the scalar paths' uint32 sums).  Each 16-byte input vector
  * is loaded once for the 4 rows (4 accumulators, 4 VMLADAVA: 5 loads + 4 MACs instructions per 64

@@ -361,6 +361,21 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
     *[(1, 3, 2, ci, 16 + ci % 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", False) for ci in (1, 15, 16, 17, 48, 80)],
     (1, 4, 4, 64, 67, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0, "random", False),          # 2 tiles of 64 channels
     (1, 5, 5, 7, 4, 1, 1, (1, 0, 0, 1), (2, 1), (1, 1), 127, 0, "edges", False),           # 1x1 with padding, stride
+    # Helium's short rows (kh*kw*cin <= 32, cout <= 32, every shift >= 33: tabula_conv2d_small_mve.h): a
+    # first conv 3 -> 8 3x3/2 with SAME padding, Cin 1-4 with output channel tails, pointwise Cin 8-32
+    # (K = 16, 17, 32: one vector, a second one of 1 byte, two), 1-pixel maps, padding-only pixels,
+    # zero points and inputs at the ends
+    (1, 9, 9, 3, 8, 3, 3, (0, 1, 0, 1), (2, 2), (1, 1), -128, 0, "ties", True),
+    *[(1, 4, 5, ci, co, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 37 * ci - 100, 0, "ties", False)
+      for ci, co in ((1, 8), (2, 5), (3, 13), (4, 32), (3, 16))],
+    *[(1, 3, 4, ci, co, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 127, 0, "ties", ci == 8)
+      for ci, co in ((8, 16), (8, 3), (16, 32), (17, 9), (32, 24), (12, 31))],
+    (1, 1, 1, 3, 8, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "ties", True),             # 1-pixel map
+    (1, 2, 2, 8, 16, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), -128, 0, "ties", True),           # padding-only pixels
+    (1, 2, 2, 3, 8, 3, 3, (3, 3, 3, 3), (1, 1), (1, 1), 127, 0, "ties", True),             # windows in the padding
+    (1, 7, 2, 2, 8, 3, 3, (1, 1, 2, 2), (1, 1), (2, 1), -5, 0, "ties", False),             # kernel wider than the map
+    (1, 6, 9, 1, 16, 3, 5, (2, 0, 2, 2), (2, 3), (1, 2), 9, 0, "ties", False),             # dilation_x: per-tap gather
+    (1, 5, 3, 4, 40, 2, 2, (0, 1, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # 40 channels
 ]
 # int16 x int8 (a16w8): K % 4 == 0, a K tail of 2 with odd Cout, K = 3 (no group) with Cout 1, K = 1026
 # (portable on the DSP), a weight zero point (portable)

@@ -346,6 +346,19 @@ PATH_CASES = [
     (1, 17, 16, 4, 1, 17, 16, (8, 8, 7, 8), (4, 4), (1, 1), 5, 0, "extremes", False),      # 272 taps: portable there
     (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0, "extremes", False),          # multiplier 2
     (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, -5, "extremes", False),         # weight zp
+    # Helium int8, every shift >= 33 (tabula_dw_mve16): 16-channel blocks with tails 1-15 and 17, 3x3 and
+    # (k,1) / (1,k) lines, 1-pixel maps, padding-only windows, stride and dilation, zero points at the
+    # ends with inputs at the ends (saturating outputs)
+    *[(1, 4, 3, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 11 * (c % 23) - 128, 0, "ties", False) for c in (*range(1, 18), 32, 40)],
+    *[(1, 6, 5, c, 1, kh, kw, (1, 1, 2, 0), (1, 1), (1, 1), -128, 0, "ties", True)
+      for c in (8, 16, 24, 40, 13) for kh, kw in ((3, 1), (1, 3), (5, 1), (1, 1))],
+    (1, 1, 1, 16, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "ties", True),            # 1-pixel map
+    (1, 1, 1, 8, 1, 3, 1, (1, 1, 0, 0), (1, 1), (1, 1), -128, 0, "ties", True),            # 1-pixel map, line
+    (1, 2, 2, 16, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "ties", False),             # padding-only pixels
+    (1, 3, 2, 24, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), -1, 0, "ties", True),             # windows in the padding
+    (2, 9, 8, 32, 1, 3, 3, (1, 1, 1, 1), (2, 2), (2, 2), 127, 0, "ties", True),            # stride, dilation
+    (1, 9, 10, 16, 1, 3, 1, (0, 2, 0, 0), (2, 1), (3, 1), -128, 0, "ties", False),         # line, stride, dilation
+    (1, 8, 8, 64, 1, 3, 3, (0, 0, 0, 0), (1, 1), (1, 1), 100, 0, "ties", True),            # interior only
 ]
 # int16 x int8 (a16w8): channel tails, clipped windows with stride and dilation, windows in the padding,
 # 256 real taps of (-32768)(-128) (a tap sum of 2^30), multiplier 2 and a weight zero point (portable)

@@ -8,6 +8,11 @@
  * the exact sum whenever that fits int32 (codegen folds only when bias' fits).
  *
  * Helium (MVE, Cortex-M55); every path computes the same sum modulo 2^32:
+ *   small:  a receptive field of at most 32 bytes (a first conv over 1-3 channels, a pointwise conv over
+ *           8-32) into at most 64 output channels, every shift >= 33: tabula_conv2d_small_mve.h, the
+ *           input rows themselves (1x1, stride 1, no padding) or up to 2 KiB of one output row's fields
+ *           gathered at a time (im2col), 1-2 VMLAV per output channel and pixel, the requantization in
+ *           vector registers;
  *   gemm:   1x1, stride 1, no padding: one GEMM straight over the NHWC rows (tabula_gemm_s8_mve), no
  *           copy at all; per output pixel otherwise:
  *   direct: a 1x1 window inside the input: its row is the input vector;
@@ -32,6 +37,7 @@
  */
 #include "fully_connected/tabula_gemm_s8_mve.h"
 #include "tabula_conv2d_dsp.h"
+#include "tabula_conv2d_small_mve.h"
 
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX 2048
@@ -45,6 +51,109 @@ static const int8_t *conv_tap(const tabula_window *win, const int8_t *input, int
     return input + ((b * win->h + iy) * win->w + ix) * win->c;
 }
 
+/* The receptive field (window at iy0, ix0 of image b, kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) as one
+ * contiguous row: a 1x1 window inside the input is its input row, else it is gathered into patch (an
+ * interior window with dilation_x 1 as kh rows of kw*c bytes; padded taps filled with pad_value). */
+static inline __attribute__((always_inline)) const int8_t *
+conv_field_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b, int32_t iy0, int32_t ix0,
+               int8_t *patch)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
+    int8_t *dst = patch;
+    int32_t ky, kx;
+    if (kh == 1 && kw == 1) {
+        const int8_t *x = conv_tap(win, input, b, iy0, ix0);
+        if (x) {
+            return x;
+        }
+    }
+    if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
+        && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
+        const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
+        for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
+            tabula_copy_s8_mve(dst, row, kw * c);
+        }
+        return patch;
+    }
+    for (ky = 0; ky < kh; ++ky) {
+        for (kx = 0; kx < kw; ++kx) {
+            const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
+            if (x) {
+                tabula_copy_s8_mve(dst, x, c);
+            } else {
+                tabula_fill_s8_mve(dst, pad_value, c);
+            }
+            dst += c;
+        }
+    }
+    return patch;
+}
+
+/* The receptive fields of output pixels ox0 .. ox0 + n - 1 of the output row whose windows start at input
+ * row iy0 (image b), len = kh*kw*c bytes each, one after the other into patch (n * len <=
+ * TABULA_CONV_PATCH_MAX).  Kernel rows of at most 16 bytes with dilation_x 1: per kernel row one load
+ * predicated to the columns inside the input (lanes outside are not read), VPSEL with pad_value, one
+ * predicated store; a kernel row in the padding is pad_value.  Others: conv_field_mve. */
+static void conv_fields_mve(const tabula_window *win, const int8_t *input, int32_t pad_value, int32_t b, int32_t iy0,
+                            int32_t ox0, int32_t n, int8_t *patch)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w, rowb = kw * c, len = kh * rowb;
+    const int8x16_t pad = vdupq_n_s8((int8_t)pad_value);
+    const mve_pred16_t p = vctp8q((uint32_t)rowb);
+    const int rows16 = win->dilation_x == 1 && rowb <= 16;
+    uintptr_t row[TABULA_SMALL_K]; /* per kernel row (kh <= len <= TABULA_SMALL_K): its input row, 0: padding */
+    int32_t i, ky;
+    for (ky = 0; rows16 && ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * win->dilation_y;
+        row[ky] = iy >= 0 && iy < win->h ? (uintptr_t)(input + (b * win->h + iy) * win->w * c) : 0u;
+    }
+    for (i = 0; i < n; ++i, patch += len) {
+        const int32_t ix0 = (ox0 + i) * win->stride_x - win->pad_left;
+        if (rows16) {
+            const int32_t lo = ix0 < 0 ? -ix0 * c : 0, hi = (win->w - ix0) * c; /* the lanes inside: [lo, hi) */
+            const mve_pred16_t in = (lo == 0 && hi >= rowb) ? p
+                                    : vctp8q((uint32_t)(hi < 0 ? 0 : (hi < rowb ? hi : rowb))) & ~vctp8q((uint32_t)lo);
+            for (ky = 0; ky < kh; ++ky) { /* the row's first tap may lie left of the input: not read */
+                const int8_t *x = (const int8_t *)(row[ky] + (uintptr_t)(ix0 * c));
+                vstrbq_p_s8(patch + ky * rowb, row[ky] ? vpselq_s8(vldrbq_z_s8(x, in), pad, in) : pad, p);
+            }
+        } else {
+            const int8_t *x = conv_field_mve(win, input, pad_value, b, iy0, ix0, patch);
+            if (x != patch) { /* a 1x1 window inside the input: its row */
+                tabula_copy_s8_mve(patch, x, len);
+            }
+        }
+    }
+}
+
+/* The short-row path (tabula_conv2d_small_mve.h): the input rows themselves for a 1x1 conv with stride 1
+ * and no padding, else up to TABULA_CONV_PATCH_MAX bytes of one output row's receptive fields gathered at
+ * a time.  Out of line: its 3 KiB block stays out of the caller's frame. */
+static __attribute__((noinline)) void conv_small_mve(const tabula_window *win, int32_t out_c, const int8_t *input,
+                                                     int32_t pad_value, const int8_t *weight, const int32_t *bias,
+                                                     const tabula_requant *requant, int8_t *patch, int8_t *output)
+{
+    const int32_t len = win->kernel_h * win->kernel_w * win->c, chunk = TABULA_CONV_PATCH_MAX / len;
+    const int32_t zp = requant->output_zp;
+    tabula_small_blk blk;
+    int32_t b, oy, ox;
+    tabula_small_prep(&blk, weight, len, out_c, bias, requant);
+    if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1 && win->pad_top == 0
+        && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
+        tabula_small_rows(&blk, input, len, win->n * win->h * win->w, zp, output);
+        return;
+    }
+    for (b = 0; b < win->n; ++b) {
+        for (oy = 0; oy < win->out_h; ++oy) {
+            for (ox = 0; ox < win->out_w; ox += chunk) {
+                const int32_t nx = win->out_w - ox < chunk ? win->out_w - ox : chunk;
+                conv_fields_mve(win, input, pad_value, b, oy * win->stride_y - win->pad_top, ox, nx, patch);
+                tabula_small_rows(&blk, patch, len, nx, zp, output + ((b * win->out_h + oy) * win->out_w + ox) * out_c);
+            }
+        }
+    }
+}
+
 /* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
@@ -53,36 +162,9 @@ static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t
     const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t len = kh * kw * c;
     int32_t ky, kx, o, acc[4];
-    if (kh == 1 && kw == 1) {
-        const int8_t *x = conv_tap(win, input, b, iy0, ix0);
-        if (x) {
-            tabula_gemv_s8_mve(x, c, weight, out_c, bias, requant, vec_rq, out);
-            return;
-        }
-    }
     if (len <= TABULA_CONV_PATCH_MAX) {
-        int8_t *dst = patch;
-        if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < win->h
-            && ix0 + kw - 1 < win->w) { /* inside the input: kh rows of kw*c contiguous bytes */
-            const int8_t *row = input + ((b * win->h + iy0) * win->w + ix0) * c;
-            for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * win->w * c) {
-                tabula_copy_s8_mve(dst, row, kw * c);
-            }
-            tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
-            return;
-        }
-        for (ky = 0; ky < kh; ++ky) {
-            for (kx = 0; kx < kw; ++kx) {
-                const int8_t *x = conv_tap(win, input, b, iy0 + ky * win->dilation_y, ix0 + kx * win->dilation_x);
-                if (x) {
-                    tabula_copy_s8_mve(dst, x, c);
-                } else {
-                    tabula_fill_s8_mve(dst, pad_value, c);
-                }
-                dst += c;
-            }
-        }
-        tabula_gemv_s8_mve(patch, len, weight, out_c, bias, requant, vec_rq, out);
+        tabula_gemv_s8_mve(conv_field_mve(win, input, pad_value, b, iy0, ix0, patch), len, weight, out_c, bias,
+                           requant, vec_rq, out);
         return;
     }
     for (o = 0; o < out_c; o += 4) {
@@ -115,6 +197,11 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
     if (win->c > 1 || out_c > 1) { /* the cost rule above */
         int8_t patch[TABULA_CONV_PATCH_MAX];
         const int vec_rq = requant != 0 && tabula_requant_shifts_ge33(requant, out_c);
+        const int32_t len = win->kernel_h * win->kernel_w * win->c;
+        if (vec_rq && tabula_small_fits(len, out_c)) { /* short rows, few channels: tabula_conv2d_small_mve.h */
+            conv_small_mve(win, out_c, input, pad_value, weight, bias, requant, patch, (int8_t *)output);
+            return TABULA_OK;
+        }
         if (win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
             && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w) {
             /* 1x1, stride 1, no padding: one GEMM straight over the NHWC rows, no copy */

@@ -5,6 +5,7 @@
  * tabula_depthwise_conv2d_dsp.h.  Private to depthwise_conv2d/.
  */
 #include "tabula_depthwise_conv2d_mve.h"
+#include "tabula_depthwise_conv2d_mve16.h"
 #include "tabula_depthwise_conv2d_dsp.h"
 
 #if TABULA_HAVE_MVE || TABULA_HAVE_DSP

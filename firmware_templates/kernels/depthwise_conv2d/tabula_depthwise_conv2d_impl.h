@@ -27,9 +27,12 @@
  * sums are modulo 2^32 (s8) / 2^64 (s16), unsigned, never undefined behaviour, and equal TOSA's
  * accumulator whenever the exact sum fits it, which the IR contract requires.
  *
- * Helium (MVE, Cortex-M55), with weight_zp == 0, C < 65536 and KH*KW <= 256: eight output channels
- * per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for M > 1 gathered at
- * channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
+ * Helium (MVE, Cortex-M55), int8 with multiplier 1, weight_zp 0, every shift >= 33 and a 3x3 or (k,1) /
+ * (1,k) kernel (every codegen'd int8 layer): tabula_dw_mve16 (tabula_depthwise_conv2d_mve16.h: 16
+ * channels per block, the input zero point folded into the block's bias once per call, the
+ * requantization in vector registers).  Otherwise, with weight_zp == 0, C < 65536 and KH*KW <= 256:
+ * eight output channels per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for
+ * M > 1 gathered at channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
  * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
  * (listed once per clipped window).  int8: the bias is added in the lanes and everything wraps modulo
  * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
@@ -111,6 +114,13 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
         rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
+#if !TABULA_DW_WIDE
+        if (mult == 1 && rq.vec
+            && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {
+            tabula_dw_mve16(win, input, input_zp, weight, bias, requant, output);
+            return TABULA_OK;
+        }
+#endif
         tabula_dw_fast(win, mult, input, input_zp, weight, bias, &rq, output);
         return TABULA_OK;
     }
