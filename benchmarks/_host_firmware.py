@@ -1,6 +1,6 @@
 """A host firmware for many small programs, fast: the kernels, the host board's C and the protocol are
-compiled once into ``<cache>/obj-<digest>/``; each program then compiles only its generated ``model.c`` and
-the runtime's ``main.c`` (which includes that program's ``model.h``) and links.  The flags are the host board's, as
+compiled once into ``<cache>/obj-<digest>/``; each program then compiles only its generated ``model.c`` (and
+``model_constants.S``, the large constant arrays as bytes, when codegen wrote one) and the runtime's ``main.c`` (which includes that program's ``model.h``) and links.  The flags are the host board's, as
 ``toolchain/host_gcc.py`` gives them to SCons (``tabula.boards``' common flags, the board's own, its name and
 tick rate), so the executable is the one ``scons board=host`` builds from the same sources, up to the debug-path
 maps SCons adds for reproducible objects.  For benchmarks that build a hundred one-op models
@@ -76,6 +76,9 @@ def build(src_dir: Path, cache: Path) -> Path:
     own = [src_dir / "model.o", src_dir / "main.o"]
     _compile(src_dir / "model.c", own[0], flags)
     _compile(RUNTIME / "main.c", own[1], flags)
+    if (src_dir / "model_constants.S").is_file():  # the large constant arrays, .incbin'd from model_constants.bin
+        own.append(src_dir / "model_constants.o")
+        _compile(src_dir / "model_constants.S", own[-1], flags)
     elf = src_dir / "firmware"
     board = load_board("host")
     p = subprocess.run([_cc(), *board.ldflags, *COMMON_LINKFLAGS, "-o", str(elf), *map(str, own + objects)],
