@@ -1,7 +1,7 @@
 """The board, runtime and kernel objects are compiled once per board and flag set
 (``build_dir/<board>/.objects/<flags_key>/``, toolchain/firmware.py) and every model of that board links
-them: a second model compiles only its own ``model.c`` and the runtime's ``main.c`` (which includes
-``model.h``); another flag set (``portable=1``) gets its own objects and leaves the first set alone."""
+them: a second model compiles only its own ``model.c`` and ``model_constants.S`` and the runtime's
+``main.c`` (which includes ``model.h``); another flag set (``portable=1``) gets its own objects and leaves the first set alone."""
 from __future__ import annotations
 
 import re
@@ -32,6 +32,7 @@ def test_second_model_compiles_no_kernel_runtime_or_board_object(tmp_path, digit
     # another model (int16 activations: other kernels called) on the same board and flags
     second = _compiled(scons("board=corstone300", "name=two", "scheme=a16w8", *args).stdout)
     assert sorted(second) == sorted([f"{tmp_path}/corstone300/two-a16w8/obj/model/model.o",
+                                     f"{tmp_path}/corstone300/two-a16w8/obj/model/model_constants.o",
                                      f"{tmp_path}/corstone300/two-a16w8/obj/runtime/main.o"]), second
     assert (tmp_path / "corstone300" / "two-a16w8" / "firmware.elf").is_file()
 
