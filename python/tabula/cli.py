@@ -419,12 +419,14 @@ def _add_validate(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .quantizer.schemes import SCHEME_NAMES  # torch-free
+
     ap = argparse.ArgumentParser(prog="tabula", description="PyTorch model -> bare-metal Arm firmware, checked bit-exact")
     sub = ap.add_subparsers(dest="cmd", required=True)
     q = sub.add_parser("quantize", help="PT2E-quantize a model (.pt2, float .tflite, .onnx) and lower it to the integer IR")
     q.add_argument("--model", required=True)
     q.add_argument("--calib", required=True)
-    q.add_argument("--scheme", default="int8", help="int8, a16w8, or mixed (int8 / int16 per layer)")
+    q.add_argument("--scheme", default="int8", choices=SCHEME_NAMES, help="int8, a16w8, or mixed (int8 / int16 per layer)")
     q.add_argument("--target-sqnr", type=float, default=None,
                    help="scheme mixed: the output SQNR (dB vs float, calibration data) to reach")
     q.add_argument("--budget", type=float, default=None,
@@ -486,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--model", required=True, help="the float .pt2 (torch.export.save)")
     an.add_argument("--calib", required=True, help="calibration inputs .npz (x)")
     an.add_argument("--data", default="", help="test inputs .npz (x, optional y); default: the calibration inputs")
-    an.add_argument("--scheme", default="int8", help="int8, a16w8, or mixed (int8 / int16 per layer, the default target)")
+    an.add_argument("--scheme", default="int8", choices=SCHEME_NAMES, help="int8, a16w8, or mixed (int8 / int16 per layer, the default target)")
     an.add_argument("--board", default="corstone300", help="the board whose kernels the report names (default corstone300)")
     an.add_argument("--portable", action="store_true", help="as if built with portable=1")
     an.add_argument("--name", default="", help="the build folder's name (default: the model file's)")

@@ -39,12 +39,14 @@ class UnsupportedOpError(TabulaError, ValueError):
     """The model uses ops tabula cannot quantize and lower.
 
     ``ops``: ``[(op name, source)]``, every one in the model; ``supported``: the op names tabula
-    does support (listed in the message)."""
+    does support (counted in the message, kept in ``supported``: the full list is README's rules table)."""
 
     def __init__(self, ops: list[tuple[str, str]], supported: list[str] | None = None):
         self.ops = ops
+        self.supported = list(supported or [])
         lines = "\n".join(f"  - {name}  ({src})" for name, src in ops)
-        known = f"tabula supports: {', '.join(supported)}.\n" if supported else ""
+        known = (f"tabula supports {len(supported)} aten ops: README.md, 'Quantization schemes and rules', lists "
+                 "them (tabula.rules.supported_ops() in Python).\n") if supported else ""
         super().__init__(
             f"{len(ops)} unsupported op(s) in the model:\n{lines}\n{known}"
             "Rewrite the model with supported ops, or add a rule in python/tabula/rules.py "
