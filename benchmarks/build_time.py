@@ -136,9 +136,9 @@ def weights_4m(checkout: Path, work: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Build and validate time of tabula, CPU seconds and wall (issue 22)")
     ap.add_argument("--checkout", default=str(ROOT), help="the tabula checkout to measure (default: this one)")
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=1, help="measure each step this many times (default 1)")
     ap.add_argument("--no-weights", action="store_true", help="skip the 4 M-parameter model")
     ap.add_argument("--work", default="", help="scratch folder (default: a temporary one, removed)")
     ap.add_argument("--json", default="", help="also write every measurement here")

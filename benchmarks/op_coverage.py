@@ -502,7 +502,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", help="comma-separated op names (ExecuTorch's, or the extras'); default: all")
     ap.add_argument("--no-build", action="store_true", help="list coverage only (no quantize, build or run)")
     ap.add_argument("--json", help="write every row to this file")
-    ap.add_argument("--out", default=str(ROOT / "build" / "op_coverage"))
+    ap.add_argument("--out", default=str(ROOT / "build" / "op_coverage"),
+                    help="build folder of the one-op models (default build/op_coverage; the shared objects in _host/)")
     a = ap.parse_args(argv)
     warnings.filterwarnings("ignore")  # export's and torchao's deprecation notes, once per model
     et = executorch_ops()
@@ -528,6 +529,8 @@ def main(argv=None) -> int:
     counted = [r for r in rows if r["op"] in et]
     covered = [r for r in counted if r["covered"]]
     listed = [r for r in counted if r["source"] == "support list"]
+    print("exact: the host firmware equals tabula's Python integer reference; LSB err: max |output - float| in\n"
+          "output LSB (SQNR vs float); q(f(dq)) N: max difference in codes from q(f(dq(x))), one-input ops only\n")
     print(f"{'op':44} {'class':12} {'int8 exact':>10} {'int8 LSB err':>26} {'a16w8 exact':>11} "
           f"{'a16w8 LSB err':>26}  note")
     for r in rows:
@@ -551,7 +554,7 @@ def main(argv=None) -> int:
         bad = [(r["op"], s) for r in rows if r["covered"] for s in SCHEMES
                if "error" in r[s] or not r[s]["exact"] or (r[s]["lsb_fdq"] or 0) > 1]
         listed_bad = ", ".join(f"{o} {s}" for o, s in bad) or "none"
-        print(f"\nnot bit-exact, failed, or > 1 LSB from q(f(dq(x))): {listed_bad}")
+        print(f"\nnot bit-exact, failed, or more than 1 code from q(f(dq(x))): {listed_bad}")
     print(f"({time.monotonic() - t0:.0f} s)")
     if a.json:
         Path(a.json).write_text(json.dumps({"covered": len(covered), "total": len(counted), "rows": rows}, indent=1,

@@ -244,6 +244,35 @@ def test_a16w8_whose_error_is_its_int8_weights_is_told(tmp_path):
     assert f"weights {fc_row['weight_sqnr_db']:.1f} dB" in w[0]["text"] and "scheme=int8" in w[0]["text"]
 
 
+def test_test_data_beyond_the_calibration_range_is_named(tmp_path):
+    """Test inputs three times the calibration's range: the layers whose grid their float values saturate (more
+    than 1 % of the test values outside, none of the calibration values) get a test_clipped warning with the share
+    and the range the test data reaches, and their drop warning points at it; on the calibration data itself, none."""
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.Linear(8, 4)).eval()
+    x = torch.rand(48, 16) * 2 - 1
+    ep = torch.export.export(model, (x[:1],))
+    program = tabula.lower(tabula.quantize(ep, (x[:1],), x), (x[:1],))
+    fm = FloatModel(ep, (x[:1],))
+    calib = calibration_data(program, fm, x.numpy())
+    same = analyze_layers(program, fm, x.numpy())
+    rep = build_report(program, layers=same["tensors"], calibration=calib)
+    assert not [w for w in rep["warnings"] if w["kind"] == "test_clipped"]
+    wide = 3 * x.numpy()[:16]
+    lay = analyze_layers(program, fm, wide)
+    rep = build_report(program, layers=lay["tensors"], calibration=calib)
+    rows = {r["output"]: r for r in rep["rows"]}
+    out = rows[program.graph.outputs[0]]
+    t = out["test_range"]
+    lo, hi = t["grid"]
+    assert t["clipped"] > 0.01 and (t["min"] < lo or t["max"] > hi)
+    w = [w for w in rep["warnings"] if w["kind"] == "test_clipped"]
+    assert out["output"] in {w["tensor"] for w in w}
+    mine = next(w for w in w if w["tensor"] == out["output"])
+    assert f"{t['clipped']:.1%} of its test values" in mine["text"] and "calibrate on data like the test data" in mine["text"]
+    assert f"{t['max']:.3g}" in mine["text"] or f"{t['min']:.3g}" in mine["text"]
+
+
 def test_saturating_grids_and_a_coarse_table_are_named(digits_report, digits_program, digits_dir):
     """Inputs three times brighter than the calibration's: the grids they saturate (> 1 % of the values
     outside) are named with the share and the fix; a TABLE whose bound exceeds 1 LSB is named too."""

@@ -238,6 +238,7 @@ def build_report(program, *, emitted: list[dict] | None = None, offsets: dict | 
             "input_sqnr_db": in_sqnr, "input_tensor": in_name,
             "drop_db": round(in_sqnr - sq, 2) if _finite(in_sqnr) and _finite(sq) else None,
             "calibration": calibration.get(out.name), "table": table_of.get(out.name),
+            "test_range": ({k: lay[k] for k in ("clipped", "min", "max", "grid")} if lay.get("clipped") is not None else None),
             "weighted": node in weighted_nodes, "weight_sqnr_db": (weights.get(str(i)) or {}).get("weight_sqnr_db"),
             "worst": False,
         }

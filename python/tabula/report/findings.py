@@ -10,6 +10,9 @@ kind           when
 ``clipped``    more than :data:`MAX_CLIPPED` of a grid's calibration values lie more than one LSB outside it
                (a value within one LSB of the end only rounds to the end code, as a softmax's p = 1 does on
                its fixed [0, 1) grid)
+``test_clipped`` more than :data:`MAX_CLIPPED` of a grid's *test* values (the float model on the evaluation
+               data) lie more than one LSB outside it, and that many more than of its calibration values: the
+               calibration data does not cover what the test data gives this layer
 ``drop``       a layer's SQNR vs float falls more than :data:`MAX_DROP_DB` below its input's -- unless that
                is only the rounding onto a well-used grid (its SQNR within :data:`GRID_SLACK_DB` of what
                rounding onto its grid gives, and at least :data:`MIN_CODES` codes over the central 98 % of
@@ -92,6 +95,30 @@ def _clipped(rep: dict) -> list[dict]:
     return out
 
 
+def _test_clipped_share(r: dict) -> float | None:
+    """The share of a layer's test values that saturate its grid, when it is above :data:`MAX_CLIPPED` and that
+    much above the calibration values' share (else None)."""
+    t = r.get("test_range")
+    if not t or t.get("clipped") is None:
+        return None
+    cal = (r.get("calibration") or {}).get("clipped") or 0.0
+    return t["clipped"] if t["clipped"] > MAX_CLIPPED and t["clipped"] > cal + MAX_CLIPPED else None
+
+
+def _test_clipped(rep: dict) -> list[dict]:
+    out = []
+    for r in rep["rows"]:
+        share = _test_clipped_share(r)
+        if share is None:
+            continue
+        lo, hi = r["test_range"]["grid"]
+        out.append(_w("test_clipped", r, (
+            f"{_where(r)}: {share:.1%} of its test values lie outside its grid [{lo:.3g}, {hi:.3g}] (the test data "
+            f"reaches [{r['test_range']['min']:.3g}, {r['test_range']['max']:.3g}]) and saturate; the calibration data "
+            "does not cover this layer's range; fix: calibrate on data like the test data (or more of it)")))
+    return out
+
+
 def _drop(rep: dict) -> list[dict]:
     out = []
     for r in rep["rows"]:
@@ -101,7 +128,9 @@ def _drop(rep: dict) -> list[dict]:
         if (r.get("grid_sqnr_db") is not None and r["sqnr_db"] >= r["grid_sqnr_db"] - GRID_SLACK_DB
                 and codes is not None and codes >= MIN_CODES):
             continue  # the unavoidable rounding onto a well-used grid
-        if r["op"] == "TABLE" or (r.get("table") is not None):
+        if _test_clipped_share(r) is not None:
+            fix = "its grid saturates on the test data (see its test_clipped warning): calibrate on data like the test data"
+        elif r["op"] == "TABLE" or (r.get("table") is not None):
             fix = ("its output grid is too coarse where the data lies (see its codes warning, if any): clamp its input "
                    "to the range that matters" + _or_a16w8(r))
         elif r.get("weighted"):
@@ -227,7 +256,7 @@ def findings(rep: dict, graph, results: dict | None = None) -> list[dict]:
     """Every warning for report ``rep`` of ``graph`` (and, after a run, its ``results``), in the order of
     the module docstring's table."""
     results = results or {}
-    out = _codes(rep) + _clipped(rep) + _drop(rep) + _table(rep, graph) + _a16w8(rep, graph) + _layout(rep)
+    out = _codes(rep) + _clipped(rep) + _test_clipped(rep) + _drop(rep) + _table(rep, graph) + _a16w8(rep, graph) + _layout(rep)
     out += _timer(rep, results) + _divergence(rep, results)
     earlier = {f.get("text") for f in results.get("findings") or [] if isinstance(f, dict)}
     for w in results.get("warnings") or []:  # the run stage's data warnings (its report's own are recomputed)

@@ -22,6 +22,7 @@ the SQNR of its dequantized values against the float node's over the samples;
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 
@@ -106,9 +107,18 @@ class _Error:
     def __init__(self):
         self.signal = self.noise = self.abs_err = 0.0
         self.max_abs = self.max_lsb = 0.0
-        self.n = self.samples = 0
+        self.n = self.samples = self.outside = 0
+        self.lo, self.hi = math.inf, -math.inf
+        self.grid: tuple[float, float] | None = None
 
-    def add(self, f: np.ndarray, d: np.ndarray, scale: float) -> None:
+    def add(self, f: np.ndarray, d: np.ndarray, scale: float, grid: tuple[float, float] | None = None) -> None:
+        """One sample: ``f`` the float values, ``d`` the dequantized ones; ``grid`` the real range the tensor's grid
+        holds, to count the float values more than one LSB outside it (they saturate)."""
+        if f.size:
+            self.lo, self.hi = min(self.lo, float(f.min())), max(self.hi, float(f.max()))
+            if grid is not None:
+                self.grid = grid
+                self.outside += int(((f < grid[0] - scale) | (f > grid[1] + scale)).sum())
         e = d - f
         self.signal += float((f * f).sum())
         self.noise += float((e * e).sum())
@@ -130,7 +140,23 @@ class _Error:
         return {"sqnr_db": sqnr, "max_abs_error": self.max_abs, "max_error_lsb": round(self.max_lsb, 3),
                 "mean_abs_error": self.abs_err / self.n if self.n else None,
                 "rms": float(np.sqrt(self.signal / self.n)) if self.n else None,
-                "noise_power": self.noise / self.n if self.n else None, "n_samples": self.samples}
+                "noise_power": self.noise / self.n if self.n else None, "n_samples": self.samples,
+                "clipped": round(self.outside / self.n, 5) if self.n and self.grid else None, "grid": self.grid,
+                "min": self.lo if self.n else None, "max": self.hi if self.n else None}
+
+
+def grid_range(t) -> tuple[float, float] | None:
+    """The real range ``[lo, hi]`` an activation tensor's grid holds (its qrange, else its dtype's range);
+    None for a tensor without one per-tensor scale (an index or mask output, per-channel)."""
+    scale = getattr(t, "scale", None)
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or t.zero_point is None:
+        return None
+    try:
+        qlo, qhi = t.qrange or dtypes.range_of(t.dtype)
+    except (KeyError, ValueError, TypeError):
+        return None
+    s, zp = float(scale), int(t.zero_point)
+    return (qlo - zp) * s, (qhi - zp) * s
 
 
 def layer_errors(graph, matches: dict[str, tuple[str, bool]],
@@ -153,7 +179,7 @@ def layer_errors(graph, matches: dict[str, tuple[str, bool]],
             if name not in trace or node not in values:
                 continue
             t = graph.tensors[name]
-            acc[name].add(as_ir(values[node], transpose), _dequant(t, trace[name]), float(t.scale))
+            acc[name].add(as_ir(values[node], transpose), _dequant(t, trace[name]), float(t.scale), grid_range(t))
     return {name: {"float_node": matches[name][0], **a.figures()} for name, a in acc.items() if a.samples}
 
 
@@ -174,7 +200,7 @@ def traced_errors(graph, floats: dict[str, np.ndarray], traces: list[dict[str, n
             if name in tr:
                 d = _dequant(t, tr[name])
                 if f[i].size == d.size:  # the same values in the tensor's layout (a stale file: skipped)
-                    a.add(np.asarray(f[i], np.float64).reshape(d.shape), d, float(t.scale))
+                    a.add(np.asarray(f[i], np.float64).reshape(d.shape), d, float(t.scale), grid_range(t))
     return {name: {"float_node": (nodes or {}).get(name, name), **a.figures()} for name, a in acc.items() if a.samples}
 
 
