@@ -133,7 +133,7 @@ def _drop(rep: dict) -> list[dict]:
         elif r["op"] == "TABLE" or (r.get("table") is not None):
             fix = ("its output grid is too coarse where the data lies (see its codes warning, if any): clamp its input "
                    "to the range that matters" + _or_a16w8(r))
-        elif r.get("weighted"):
+        elif r.get("weighted") and r.get("weight_sqnr_db") is not None:  # the model's own weights (not cumsum's ones)
             fix = ("its int8 weights or its output grid: look at its weight SQNR, fold outliers (per-channel weights are "
                    "used already)" + _or_a16w8(r, ", try scheme=a16w8") + ", or quantization-aware training")
         else:
