@@ -58,7 +58,8 @@ def generate(env):
         CPPDEFINES=_defines(env, board),
         CPPPATH=[str(shared_dir())],
         LINKFLAGS=list(board.ldflags) + COMMON_LINKFLAGS
-        + [MAP_FLAG, "-Wl,--print-memory-usage", "-L" + str(shared_dir())],
+        + [MAP_FLAG, "-L" + str(shared_dir())],  # no --print-memory-usage: the stack at the top of RAM shows
+        # RAM 100 % used there; the results name each region's real use (memory itcm / dtcm ...)
     )
     if board.linker_script is not None:
         env.Append(LINKFLAGS=["-T" + str(board.linker_script)])
