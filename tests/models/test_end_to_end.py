@@ -88,19 +88,19 @@ def test_users_own_model_through_scons(tmp_path, build_dir):
     assert r["sqnr_db_vs_float"] > 20
 
 
-class _Cumsum(nn.Module):
+class _Cumprod(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=1)
+        return torch.cumprod(x, dim=1)
 
 
 def test_cli_names_the_unsupported_op_without_traceback(tmp_path):
     x = torch.randn(4, 6)
-    torch.export.save(torch.export.export(_Cumsum(), (x[:1],)), tmp_path / "c.pt2")
+    torch.export.save(torch.export.export(_Cumprod(), (x[:1],)), tmp_path / "c.pt2")
     np.savez(tmp_path / "calib.npz", x=x.numpy())
     p = subprocess.run([sys.executable, "-m", "tabula.cli", "quantize", "--model", str(tmp_path / "c.pt2"), "--calib",
                         str(tmp_path / "calib.npz"), "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert p.returncode == 2
-    assert "aten.cumsum" in p.stderr and "test_end_to_end.py:" in p.stderr
+    assert "aten.cumprod" in p.stderr and "test_end_to_end.py:" in p.stderr
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "out" / "ir.json").exists()
 
