@@ -12,6 +12,10 @@
 
 #include "tabula_internal.h"
 
+#if TABULA_HAVE_MVE
+#include <arm_mve.h>
+#endif
+
 /*
  * The requantization epilogue of the accumulator kernels (CONV2D, DEPTHWISE_CONV2D, FULLY_CONNECTED;
  * the block is a tabula_requant, tabula_types.h).  tabula_requant_ok checks a block once per call:
@@ -49,7 +53,22 @@ static inline int tabula_requant_ok(const tabula_requant *rq, int32_t out_c, int
         || rq->out_min > rq->out_max) {
         return 0;
     }
-    for (o = 0; o < out_c; ++o) {
+    o = 0;
+#if TABULA_HAVE_MVE
+    { /* 4 channels per VLD2 (the {m, s} pairs deinterleaved): the unsigned maxima of m and of s - 2 (m < 0
+       * and s < 2 wrap above every bound); the last 1..3 channels below */
+        uint32x4_t mx = vdupq_n_u32(0u), sx = vdupq_n_u32(0u);
+        for (; o + 4 <= out_c; o += 4) {
+            const uint32x4x2_t ms = vld2q_u32((const uint32_t *)tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o);
+            mx = vmaxq_u32(mx, ms.val[0]);
+            sx = vmaxq_u32(sx, vsubq_n_u32(ms.val[1], 2u));
+        }
+        if (vmaxvq_u32(0u, mx) >= (uint32_t)m_end || vmaxvq_u32(0u, sx) > 60u) {
+            return 0;
+        }
+    }
+#endif
+    for (; o < out_c; ++o) {
         const int32_t m = tabula_requant_m(rq, o), s = tabula_requant_s(rq, o);
         if (m < 0 || (int64_t)m >= m_end || s < 2 || s > 62) {
             return 0;
@@ -82,7 +101,12 @@ static inline int32_t tabula_requant_shifts_ge33(const tabula_requant *rq, int32
     int32_t o;
 #if TABULA_HAVE_MVE
     int32_t s = 62;
-    for (o = 0; o < out_c; ++o) {
+    int32x4_t sv = vdupq_n_s32(62);
+    for (o = 0; o + 4 <= out_c; o += 4) { /* 4 shifts per VLD2, the last 1..3 below */
+        sv = vminq_s32(sv, vld2q_s32(tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o).val[1]);
+    }
+    s = vminvq_s32(s, sv);
+    for (; o < out_c; ++o) {
         s = tabula_requant_s(rq, o) < s ? tabula_requant_s(rq, o) : s;
     }
     return s >= 33;

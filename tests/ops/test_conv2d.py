@@ -376,6 +376,16 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
     (1, 7, 2, 2, 8, 3, 3, (1, 1, 2, 2), (1, 1), (2, 1), -5, 0, "ties", False),             # kernel wider than the map
     (1, 6, 9, 1, 16, 3, 5, (2, 0, 2, 2), (2, 3), (1, 2), 9, 0, "ties", False),             # dilation_x: per-tap gather
     (1, 5, 3, 4, 40, 2, 2, (0, 1, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # 40 channels
+    # Helium's pixel pairs (kh*kw*cin % 16 == 0, every shift >= 33: conv_pair_mve, each weight vector
+    # loaded once for two pixels): an odd output width (a last single pixel), odd channels (the last one
+    # alone), stride 2, asymmetric padding, a pair spanning padding and inside, 2 tiles of 64 channels
+    # (70), a 1x1 window with padding, zero points and inputs at the int8 ends
+    (1, 5, 7, 16, 32, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "ties", True),          # width 7
+    (1, 6, 5, 16, 13, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), 127, 0, "ties", False),          # stride 2, 13 channels
+    (2, 4, 5, 16, 7, 3, 3, (0, 2, 1, 2), (1, 1), (1, 1), -128, 0, "ties", True),           # asymmetric pad, batch 2
+    (1, 3, 4, 32, 70, 3, 3, (1, 1, 1, 1), (1, 2), (1, 1), 127, 0, "ties", False),          # 2 tiles, odd width 2-1
+    (1, 3, 5, 16, 65, 1, 1, (1, 1, 1, 1), (1, 1), (1, 1), 5, 0, "ties", False),            # 1x1 with padding
+    (1, 4, 3, 48, 3, 2, 2, (1, 0, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # K = 192, 3 channels
 ]
 # int16 x int8 (a16w8): K % 4 == 0, a K tail of 2 with odd Cout, K = 3 (no group) with Cout 1, K = 1026
 # (portable on the DSP), a weight zero point (portable)

@@ -16,6 +16,11 @@
  *   gemm:   1x1, stride 1, no padding: one GEMM straight over the NHWC rows (tabula_gemm_s8_mve), no
  *           copy at all; per output pixel otherwise:
  *   direct: a 1x1 window inside the input: its row is the input vector;
+ *   pair:   kh*kw*c a multiple of 16 and every shift >= 33: two neighbouring output pixels of a row at
+ *           once (conv_pair_mve), both receptive fields as rows (as patch below), then
+ *           tabula_gemv2_acc_s8_mve: 2 output channels x 2 pixels per pass, each weight vector loaded
+ *           once for both pixels (conv 3x3 16->32: 0.319 -> 0.235 instructions per MAC); an odd last
+ *           pixel of the row takes patch;
  *   patch:  the receptive field (kh*kw*c <= TABULA_CONV_PATCH_MAX bytes) gathered once into a
  *           contiguous patch (an interior window with dilation_x 1 as kh rows of kw*c bytes; padded
  *           taps filled with pad_value), then tabula_gemv_s8_mve: 4 output channels per pass;
@@ -154,6 +159,27 @@ static __attribute__((noinline)) void conv_small_mve(const tabula_window *win, i
     }
 }
 
+/* Two neighbouring output pixels of one output row (windows at (iy0, ix0) and (iy0, ix0 + stride_x) of
+ * image b, len = kh*kw*c a multiple of 16, 2 len <= TABULA_CONV_PATCH_MAX), every output channel,
+ * requantized by the vector epilogue (every shift >= 33) to out[0..out_c) and out[out_c..2 out_c): both
+ * receptive fields as rows (conv_field_mve), then tabula_gemv2_acc_s8_mve, each weight vector loaded
+ * once for the two pixels, per tile of up to TABULA_GEMM_TILE channels. */
+static void conv_pair_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
+                          const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0, int8_t *patch,
+                          const tabula_requant *requant, int8_t *out)
+{
+    const int32_t len = win->kernel_h * win->kernel_w * win->c;
+    const int8_t *x0 = conv_field_mve(win, input, pad_value, b, iy0, ix0, patch);
+    const int8_t *x1 = conv_field_mve(win, input, pad_value, b, iy0, ix0 + win->stride_x, patch + len);
+    int32_t acc[2 * TABULA_GEMM_TILE], t;
+    for (t = 0; t < out_c; t += TABULA_GEMM_TILE) {
+        const int32_t nt = out_c - t < TABULA_GEMM_TILE ? out_c - t : TABULA_GEMM_TILE;
+        tabula_gemv2_acc_s8_mve(x0, x1, weight + t * len, len, nt, bias ? bias + t : 0, acc);
+        tabula_requant_row_s8_mve(acc, nt, requant, t, out + t);
+        tabula_requant_row_s8_mve(acc + TABULA_GEMM_TILE, nt, requant, t, out + out_c + t);
+    }
+}
+
 /* One output pixel (window at iy0, ix0 of image b) of every output channel, written at out. */
 static void conv_pixel_mve(const tabula_window *win, int32_t out_c, const int8_t *input, int32_t pad_value,
                            const int8_t *weight, const int32_t *bias, int32_t b, int32_t iy0, int32_t ix0,
@@ -208,10 +234,17 @@ tabula_status tabula_conv2d_s8_folded(const tabula_window *win, int32_t out_c, c
             tabula_gemm_s8_mve(win->n * win->h * win->w, input, win->c, weight, out_c, bias, requant, vec_rq, output);
             return TABULA_OK;
         }
+        const int pairs = vec_rq && len % 16 == 0 && 2 * len <= TABULA_CONV_PATCH_MAX; /* conv_pair_mve */
         for (b = 0; b < win->n; ++b) {
             for (oy = 0; oy < win->out_h; ++oy) {
                 for (ox = 0; ox < win->out_w; ++ox) {
                     const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * out_c;
+                    if (pairs && ox + 1 < win->out_w) { /* two pixels at once; a last odd one below */
+                        conv_pair_mve(win, out_c, input, pad_value, weight, bias, b, oy * win->stride_y - win->pad_top,
+                                      ox * win->stride_x - win->pad_left, patch, requant, (int8_t *)output + pix);
+                        ++ox;
+                        continue;
+                    }
                     conv_pixel_mve(win, out_c, input, pad_value, weight, bias, b, oy * win->stride_y - win->pad_top,
                                    ox * win->stride_x - win->pad_left, patch, requant, vec_rq,
                                    requant ? (void *)((int8_t *)output + pix) : (void *)((int32_t *)output + pix));

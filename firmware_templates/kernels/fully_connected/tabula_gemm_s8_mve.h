@@ -7,9 +7,20 @@
 #ifndef TABULA_GEMM_S8_MVE_H
 #define TABULA_GEMM_S8_MVE_H
 
+#include <string.h>
+
 #include "tabula_mve.h"
 
 #if TABULA_HAVE_MVE
+
+/* What both assembly loops below share: 4 int32 accumulators a0..a3 in even registers (the "Te"
+ * constraint: VMLADAVA's RdaLo), the row length len as input, the loop counter LR (DLS / LE) and q0-q3
+ * clobbered, and the step to the next block of channels (n blocks left). */
+#define TABULA_GEMV_ASM_ACC4 [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3)
+#define TABULA_GEMV_ASM_LEN [len] "r"(len) : "lr", "q0", "q1", "q2", "q3", "memory", "cc"
+#define TABULA_GEMV_ASM_NEXT "subs %[n], %[n], #1\n\tbne 1b\n\t"
+#define TABULA_STR_(x) #x
+#define TABULA_STR(x) TABULA_STR_(x)
 
 /*
  * acc[o] = (bias ? bias[o] : 0) + sum_j x[j] w[o*len + j] over j < len, modulo 2^32, for o < n_out
@@ -28,15 +39,18 @@ static __attribute__((noinline, unused)) void tabula_gemv_acc_s8_mve(const int8_
     if (rem == 0 && nvec > 0 && full > 0) {
         /* The common case (len a multiple of 16) in hand-scheduled assembly: gcc 12 keeps the MAC loop
          * tight but spends ~40 instructions per block of 4 channels around it (spills).  Per block:
-         * accumulators from acc[] (bias copied in first), 3 row pointers, a low-overhead loop (DLS/LE)
+         * accumulators from the bias (or acc[] zeroed first), 3 row pointers, a low-overhead loop (DLS/LE)
          * of 1 x load + 4 weight loads + 4 VMLADAVA per 16 bytes, 2 STRD, x rewound, the weight
          * pointer runs on.  Same sums modulo 2^32 as the C below (and as the C twin of the assembly,
          * -DTABULA_NO_ASM=1). */
         int32_t nblk = full >> 2;
         int32_t *ap = acc;
-        for (o = 0; o < full; o += 4) {
-            const int32x4_t b4 = bias ? vldrwq_s32(bias + o) : vdupq_n_s32(0);
-            vstrwq_s32(acc + o, b4);
+        const int32_t *bp = bias; /* the accumulators start at the bias, read in the loop (0: acc zeroed) */
+        if (!bias) {
+            for (o = 0; o < full; o += 4) {
+                vstrwq_s32(acc + o, vdupq_n_s32(0));
+            }
+            bp = acc;
         }
 #if TABULA_USE_ASM
         {
@@ -44,8 +58,8 @@ static __attribute__((noinline, unused)) void tabula_gemv_acc_s8_mve(const int8_
         const int8_t *w1, *w2, *w3;
         __asm__ volatile(
             "1:\n\t"
-            "ldrd %[a0], %[a1], [%[ap]]\n\t"
-            "ldrd %[a2], %[a3], [%[ap], #8]\n\t"
+            "ldrd %[a0], %[a1], [%[bp]], #8\n\t"
+            "ldrd %[a2], %[a3], [%[bp]], #8\n\t"
             "add %[w1], %[w], %[len]\n\t"
             "add %[w2], %[w1], %[len]\n\t"
             "add %[w3], %[w2], %[len]\n\t"
@@ -66,16 +80,14 @@ static __attribute__((noinline, unused)) void tabula_gemv_acc_s8_mve(const int8_
             "strd %[a2], %[a3], [%[ap]], #8\n\t"
             "sub %[x], %[x], %[len]\n\t"
             "mov %[w], %[w3]\n\t"
-            "subs %[n], %[n], #1\n\t"
-            "bne 1b\n\t"
-            : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [w1] "=&r"(w1), [w2] "=&r"(w2),
-              [w3] "=&r"(w3), [x] "+r"(x), [w] "+r"(w), [ap] "+r"(ap), [n] "+r"(nblk)
-            : [len] "r"(len)
-            : "lr", "q0", "q1", "q2", "q3", "memory", "cc");
+            TABULA_GEMV_ASM_NEXT
+            : TABULA_GEMV_ASM_ACC4, [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [x] "+r"(x), [w] "+r"(w),
+              [ap] "+r"(ap), [bp] "+r"(bp), [n] "+r"(nblk)
+            : TABULA_GEMV_ASM_LEN);
         }
 #else /* the C twin of the assembly: the same sums, block by block */
-        for (; nblk > 0; --nblk, ap += 4, w += 4 * len) {
-            int32_t a0 = ap[0], a1 = ap[1], a2 = ap[2], a3 = ap[3], j;
+        for (; nblk > 0; --nblk, ap += 4, bp += 4, w += 4 * len) {
+            int32_t a0 = bp[0], a1 = bp[1], a2 = bp[2], a3 = bp[3], j;
             for (j = 0; j < len; j += 16) {
                 const int8x16_t xv = vldrbq_s8(x + j);
                 a0 = vmladavaq_s8(a0, xv, vldrbq_s8(w + j));
@@ -119,6 +131,86 @@ static __attribute__((noinline, unused)) void tabula_gemv_acc_s8_mve(const int8_
     }
 }
 
+/* Output channels per tile of tabula_gemm_s8_mve's int32 scratch (256 bytes of stack). */
+#define TABULA_GEMM_TILE 64
+
+/*
+ * Two input vectors at once (2-pixel blocking, conv2d/tabula_conv2d_s8_folded.c): acc[o] = bias[o] +
+ * sum_j x0[j] w[o*len + j] and acc[TABULA_GEMM_TILE + o] the same over x1, modulo 2^32, for o < n_out <=
+ * TABULA_GEMM_TILE, len a positive multiple of 16.  2 output channels x 2 inputs per pass: each weight vector is loaded once for both
+ * inputs (2 x + 2 weight loads, 4 VMLADAVA per 16 bytes: 9 instructions + LE per 64 MACs against 10 for
+ * tabula_gemv_acc_s8_mve), the accumulators start at the bias, and the per-call overhead is shared by
+ * two pixels.  An odd last channel through tabula_dot4_s8_mve.  Hand-scheduled assembly (gcc 12 spills
+ * the 4 accumulators and 6 pointers); the C twin below it (-DTABULA_NO_ASM=1) computes the same sums.
+ */
+static __attribute__((noinline, unused)) void tabula_gemv2_acc_s8_mve(const int8_t *x0, const int8_t *x1,
+                                                                     const int8_t *w, int32_t len, int32_t n_out,
+                                                                     const int32_t *bias, int32_t *acc)
+{
+    int32_t *acc1 = acc + TABULA_GEMM_TILE;
+    int32_t npair = n_out >> 1, o = n_out & ~1;
+    const int32_t *bp = bias;
+    if (!bias) {
+        memset(acc, 0, (size_t)n_out * sizeof(int32_t));
+        bp = acc;
+    }
+    if (npair > 0) {
+#if TABULA_USE_ASM
+        int32_t a0, a1, a2, a3;
+        const int8_t *w1;
+        int32_t *ap = acc;
+        __asm__ volatile(
+            "1:\n\t"
+            "ldrd %[a0], %[a1], [%[bp]], #8\n\t"
+            "mov %[a2], %[a0]\n\t"
+            "mov %[a3], %[a1]\n\t"
+            "add %[w1], %[w], %[len]\n\t"
+            "lsr lr, %[len], #4\n\t"
+            "dls lr, lr\n"
+            "2:\n\t"
+            "vldrb.u8 q0, [%[x0]], #16\n\t"
+            "vldrb.u8 q2, [%[w]], #16\n\t"
+            "vldrb.u8 q1, [%[x1]], #16\n\t"
+            "vmladava.s8 %[a0], q0, q2\n\t"
+            "vldrb.u8 q3, [%[w1]], #16\n\t"
+            "vmladava.s8 %[a2], q1, q2\n\t"
+            "vmladava.s8 %[a1], q0, q3\n\t"
+            "vmladava.s8 %[a3], q1, q3\n\t"
+            "le lr, 2b\n\t"
+            "strd %[a2], %[a3], [%[ap], #4 * " TABULA_STR(TABULA_GEMM_TILE) "]\n\t"
+            "strd %[a0], %[a1], [%[ap]], #8\n\t"
+            "sub %[x0], %[x0], %[len]\n\t"
+            "sub %[x1], %[x1], %[len]\n\t"
+            "mov %[w], %[w1]\n\t"
+            TABULA_GEMV_ASM_NEXT
+            : TABULA_GEMV_ASM_ACC4, [w1] "=&r"(w1), [x0] "+r"(x0), [x1] "+r"(x1), [w] "+r"(w), [ap] "+r"(ap),
+              [bp] "+r"(bp), [n] "+r"(npair)
+            : TABULA_GEMV_ASM_LEN);
+#else /* the C twin of the assembly: the same sums, pair by pair */
+        int32_t k;
+        for (k = 0; k < npair; ++k, w += 2 * len) {
+            int32_t a0 = bp[2 * k], a1 = bp[2 * k + 1], a2 = a0, a3 = a1, j;
+            for (j = 0; j < len; j += 16) {
+                const int8x16_t xv0 = vldrbq_s8(x0 + j), xv1 = vldrbq_s8(x1 + j);
+                const int8x16_t wv0 = vldrbq_s8(w + j), wv1 = vldrbq_s8(w + len + j);
+                a0 = vmladavaq_s8(a0, xv0, wv0);
+                a2 = vmladavaq_s8(a2, xv1, wv0);
+                a1 = vmladavaq_s8(a1, xv0, wv1);
+                a3 = vmladavaq_s8(a3, xv1, wv1);
+            }
+            acc[2 * k] = a0; acc[2 * k + 1] = a1; acc1[2 * k] = a2; acc1[2 * k + 1] = a3;
+        }
+#endif
+    }
+    if (o < n_out) { /* the odd last channel (the assembly has moved bp on) */
+        const int32_t b = bias ? bias[o] : 0;
+        acc[o] = b;
+        acc1[o] = b;
+        tabula_dot4_s8_mve(x0, 0, len, w, len, 1, acc + o);
+        tabula_dot4_s8_mve(x1, 0, len, w, len, 1, acc1 + o);
+    }
+}
+
 /*
  * Requantize n int32 accumulators of output channels o0 .. o0+n-1 to int8 (out[0..n)) with the vector
  * epilogue (tabula_requant4_s8_mve's arithmetic; every shift >= 33): 4 channels per step, the {m, s}
@@ -141,9 +233,6 @@ static inline void tabula_requant_row_s8_mve(const int32_t *acc, int32_t n, cons
                                rq->out_min, rq->out_max, out + o);
     }
 }
-
-/* Output channels per tile of tabula_gemm_s8_mve's int32 scratch (256 bytes of stack). */
-#define TABULA_GEMM_TILE 64
 
 /*
  * GEMM over `rows` int8 input rows (x + r*len, len bytes each, e.g. the NHWC pixels of a 1x1 conv or
