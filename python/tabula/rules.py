@@ -136,6 +136,7 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.selu": aten.selu.default,
     "aten.celu": aten.celu.default,  # alpha (a node argument)
     "aten.erfinv": aten.erfinv.default,  # fixed open grid on (-1, 1), as atanh
+    "aten.logit": aten.logit.default,  # log(x / (1 - x)), eps (a node argument) clamps x to [eps, 1 - eps]
     # piecewise constant: int8 a TABLE (exact); int16 exact integer steps (qmath.piecewise.STEPS_INT16)
     "aten.sign": aten.sign.default,
     "aten.round": lambda x, decimals=0: aten.round.decimals(x, decimals=decimals) if decimals else aten.round.default(x),
@@ -177,6 +178,9 @@ DOMAIN: dict[str, Domain] = {
     "aten.log2": Domain(0.0, math.inf),
     "aten.log10": Domain(0.0, math.inf),
     "aten.erfinv": Domain(-1.0, 1.0, fixed=True, open=True),
+    # calibrated, clipped to [0, 1] (a fixed symmetric grid would spend half its codes below 0 and put code 0
+    # on the pole): the TABLE saturates at the poles 0 and 1, as log at 0
+    "aten.logit": Domain(0.0, 1.0),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:

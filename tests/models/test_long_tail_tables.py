@@ -137,3 +137,30 @@ def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
     gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
     with pytest.raises(LoweringError, match="remainder in int16: a sawtooth"):
         tabula.lower(gm16)
+
+
+
+class Logit(nn.Module):
+    def forward(self, p):
+        return torch.logit(p), torch.logit(p, eps=0.1)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_logit_equals_pt2e_simulation(scheme):
+    """logit (PyTorch's log(p / (1 - p)); eps clamps p to [eps, 1 - eps]): a TABLE on its input's calibrated grid
+    clipped to [0, 1] (rules.DOMAIN; the poles saturate).  int8: equal to PT2E's simulation (q(f(dq(c))));
+    a16w8 within 1 LSB (the int16 table plan); on (0.1, 0.9) within 0.05 of the float logit."""
+    torch.manual_seed(1)
+    p = torch.rand(24, 64) * 0.98 + 0.01
+    gm = tabula.quantize(Logit().eval(), (p[:1],), p[:16], scheme=scheme)
+    program = tabula.lower(gm)
+    assert {o.attrs["function"] for o in program.graph.ops if o.op == "TABLE" and "function" in o.attrs} == {"aten.logit"}
+    for t in p[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        outs = program.run(t[None].numpy())
+        for got, sim, q in zip(outs, sims, program.output_qparams):
+            assert np.abs(got - sim).max() / q.scale <= (1e-3 if scheme == "int8" else 1.0 + 1e-2)
+        inner = (t > 0.1) & (t < 0.9)
+        assert np.abs(outs[0].ravel() - torch.logit(t).numpy())[inner.numpy()].max() < 0.05
+        assert np.abs(outs[1].ravel() - torch.logit(t, eps=0.1).numpy()).max() < 0.05
