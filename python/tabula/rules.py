@@ -362,6 +362,7 @@ REWRITTEN: dict[str, str] = {
     "aten.linalg_vector_norm": "the 2-norm over dims: sqrt(sum(x * x)) (F.normalize: x * reciprocal(clamp(norm, eps)))",
     "aten.clamp_min": "clamp(x, min)",
     "aten.expand_as": "expand(x, y.shape)",
+    "aten.prelu": "where(x > 0, x, x * a): a per channel (dim 1) or one, a constant; GT, MUL, SELECT",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):
