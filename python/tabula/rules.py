@@ -363,6 +363,7 @@ REWRITTEN: dict[str, str] = {
     "aten.clamp_min": "clamp(x, min)",
     "aten.expand_as": "expand(x, y.shape)",
     "aten.prelu": "where(x > 0, x, x * a): a per channel (dim 1) or one, a constant; GT, MUL, SELECT",
+    "aten._safe_softmax": "softmax (equal on finite inputs)",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

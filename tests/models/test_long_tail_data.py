@@ -297,3 +297,18 @@ def test_prelu_is_where_x_positive_x_else_x_times_a(scheme, sim_lsb, min_db):
     36.3 dB (the conv's int8 weights bound both)."""
     _check_vs_sim_and_float(PReLU, (2, 4, 4), scheme, sim_lsb, min_db, {"GREATER_EQUAL", "MUL", "SELECT"})
 
+
+class SafeSoftmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+
+    def forward(self, x):  # [1, 8]
+        return torch.ops.aten._safe_softmax(self.fc(x), -1)
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 30.0), ("a16w8", 1.0, 55.0)])
+def test_safe_softmax_is_the_softmax(scheme, sim_lsb, min_db):
+    """_safe_softmax (softmax, but 0 on a row of only -inf, which a quantized input cannot hold) -> softmax: the
+    integer softmax on its fixed [0, 1] grid; vs PT2E's simulation and SQNR vs float."""
+    _check_vs_sim_and_float(SafeSoftmax, (8,), scheme, sim_lsb, min_db, set())

@@ -29,6 +29,8 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
 * ``prelu(x, a)`` -> ``where(x > 0, x, x * a)`` (PyTorch's ``max(0, x) + a * min(0, x)``, the weight per channel
   of dim 1, or one for all): a COMPARISON with the threshold code of 0, a MUL by the constant ``a`` (viewed
   ``[C, 1, ...]``), a SELECT of two operands on one grid (the codes of x copied).
+* ``_safe_softmax(x, dim)`` -> ``softmax(x, dim)`` (equal on finite inputs: it differs only on a row that is all
+  ``-inf``, which a quantized input cannot hold).
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -53,7 +55,7 @@ _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
-_SIMPLE = ("aten.prelu",)
+_SIMPLE = ("aten.prelu", "aten._safe_softmax")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
               *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE)
@@ -121,6 +123,8 @@ def unsupported(node: Node) -> str | None:
         n = int(fake_value(w).numel())
         if v is not None and n != 1 and (v.dim() < 2 or int(v.shape[1]) != n):
             return f"with {n} weights on a tensor of shape {tuple(v.shape)} (one per channel of dim 1, or one)"
+    if name == "aten._safe_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
+        return "with dtype= (leave it unset)"
     if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
@@ -309,6 +313,11 @@ def _prelu(gm: GraphModule, node: Node) -> Node:
     return e(aten.where.self, e(aten.gt.Scalar, x, 0.0), x, e(aten.mul.Tensor, x, e.const(f"{node.name}_weight", a)))
 
 
+def _safe_softmax(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    return _Emitter(gm, node)(aten.softmax.int, x, int(arg(node, 1, "dim", -1)))
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -363,7 +372,7 @@ def decompose_ops(gm: GraphModule) -> int:
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
-                  **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu}.get(name, _like)
+                  **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
