@@ -364,6 +364,8 @@ REWRITTEN: dict[str, str] = {
     "aten.expand_as": "expand(x, y.shape)",
     "aten.prelu": "where(x > 0, x, x * a): a per channel (dim 1) or one, a constant; GT, MUL, SELECT",
     "aten._safe_softmax": "softmax (equal on finite inputs)",
+    "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
+                  "mul, add",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

@@ -312,3 +312,33 @@ def test_safe_softmax_is_the_softmax(scheme, sim_lsb, min_db):
     """_safe_softmax (softmax, but 0 on a row of only -inf, which a quantized input cannot hold) -> softmax: the
     integer softmax on its fixed [0, 1] grid; vs PT2E's simulation and SQNR vs float."""
     _check_vs_sim_and_float(SafeSoftmax, (8,), scheme, sim_lsb, min_db, set())
+
+
+class Addmm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.randn(8, 6) * 0.5)
+        self.register_buffer("b", torch.randn(6) * 0.1)
+
+    def forward(self, x):  # [1, 8]
+        return torch.addmm(self.b, x, self.w, beta=0.5, alpha=2.0)
+
+
+class AddmmOfActivations(nn.Module):
+    def forward(self, x):  # [1, 8]
+        m = x.view(2, 4)
+        return torch.addmm(m.t() @ m, m.t(), m, alpha=0.5)  # [4, 4]
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 42.5), ("a16w8", 1.0, 50.0)])
+def test_addmm_with_a_constant_weight_is_a_linear(scheme, sim_lsb, min_db):
+    """addmm(b, x, W, beta, alpha) = beta b + alpha x W -> linear(x, alpha W^T, beta b): one FULLY_CONNECTED (weight
+    and bias folded); vs PT2E's simulation 0 LSB int8, 1 LSB a16w8 (the int48 bias path), SQNR vs float 42.9 / 50.4 dB."""
+    _check_vs_sim_and_float(Addmm, (8,), scheme, sim_lsb, min_db, {"FULLY_CONNECTED"})
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 34.5), ("a16w8", 1.0, 80.0)])
+def test_addmm_of_activations_is_matmul_mul_add(scheme, sim_lsb, min_db):
+    """addmm of activations -> mm (MATMUL), the alpha scaling and the add as arithmetic ops; vs PT2E's simulation 0 LSB, SQNR vs float
+    34.8 / 80.5 dB."""
+    _check_vs_sim_and_float(AddmmOfActivations, (8,), scheme, sim_lsb, min_db, {"MATMUL", "ADD"})

@@ -31,6 +31,10 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``[C, 1, ...]``), a SELECT of two operands on one grid (the codes of x copied).
 * ``_safe_softmax(x, dim)`` -> ``softmax(x, dim)`` (equal on finite inputs: it differs only on a row that is all
   ``-inf``, which a quantized input cannot hold).
+* ``addmm(b, m1, m2, beta, alpha)`` -> ``beta * b + alpha * (m1 @ m2)`` (PyTorch's definition): with ``m2``
+  computed from constants only, ``linear(m1, alpha * m2^T, beta * b)`` (FULLY_CONNECTED: the weight and, for a
+  1-D ``b``, the bias fold into constants; a 2-D ``b`` is added after); otherwise ``mm`` (MATMUL), then the
+  scalings and the add as arithmetic ops.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -55,7 +59,7 @@ _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
-_SIMPLE = ("aten.prelu", "aten._safe_softmax")
+_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
               *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE)
@@ -318,6 +322,40 @@ def _safe_softmax(gm: GraphModule, node: Node) -> Node:
     return _Emitter(gm, node)(aten.softmax.int, x, int(arg(node, 1, "dim", -1)))
 
 
+def _from_constants(n) -> bool:
+    """``n`` is computed from constants only (no graph input upstream): it folds into a constant."""
+    seen, todo = set(), [n]
+    while todo:
+        m = todo.pop()
+        if not isinstance(m, Node) or m in seen:
+            continue
+        seen.add(m)
+        if m.op == "placeholder":
+            return False
+        todo.extend(m.all_input_nodes)
+    return True
+
+
+def _addmm(gm: GraphModule, node: Node) -> Node:
+    b, m1, m2 = node.args[:3]
+    beta, alpha = float(node.kwargs.get("beta", 1)), float(node.kwargs.get("alpha", 1))
+    e = _Emitter(gm, node)
+
+    def scaled(v, k):
+        return v if k == 1.0 else e(aten.mul.Tensor, v, k)
+
+    if beta == 0.0:
+        b = None
+    if _from_constants(m2):
+        bias = scaled(b, beta) if b is not None and fake_value(b).dim() == 1 and _from_constants(b) else None
+        y = e(aten.linear.default, m1, scaled(e(aten.t.default, m2), alpha), bias)
+        if b is None or bias is not None:
+            return y
+        return e(aten.add.Tensor, y, scaled(b, beta))
+    y = scaled(e(aten.mm.default, m1, m2), alpha)
+    return y if b is None else e(aten.add.Tensor, y, scaled(b, beta))
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -372,7 +410,8 @@ def decompose_ops(gm: GraphModule) -> int:
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
-                  **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax}.get(name, _like)
+                  **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax,
+                  "aten.addmm": _addmm}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
