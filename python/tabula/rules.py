@@ -290,7 +290,8 @@ INDEX: dict[str, int] = {"aten.argmax": 0, "aten.argmin": 0}
 
 #: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div",
-                                        "aten.remainder", "aten.fmod"})  # remainder / fmod: by a number, int8 only
+                                        "aten.remainder", "aten.fmod", "aten.floor_divide"})
+# remainder / fmod, floor_divide and div with rounding_mode "floor" / "trunc": by a number, int8 only (one TABLE)
 
 #: Identity-like ops: the value passes through unchanged (dropout at inference, copies, aliases, a
 #: conversion to the dtype the value already has).  :mod:`tabula.quantizer.remove_identities_pass`
