@@ -365,6 +365,8 @@ REWRITTEN: dict[str, str] = {
     "aten.expand_as": "expand(x, y.shape)",
     "aten.prelu": "where(x > 0, x, x * a): a per channel (dim 1) or one, a constant; GT, MUL, SELECT",
     "aten._safe_softmax": "softmax (equal on finite inputs)",
+    "aten.max": "max.dim: (amax, argmax) over the dim, each where read",
+    "aten.min": "min.dim: (amin, argmin) over the dim, each where read",
     "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
                   "mul, add",
 }

@@ -342,3 +342,34 @@ def test_addmm_of_activations_is_matmul_mul_add(scheme, sim_lsb, min_db):
     """addmm of activations -> mm (MATMUL), the alpha scaling and the add as arithmetic ops; vs PT2E's simulation 0 LSB, SQNR vs float
     34.8 / 80.5 dB."""
     _check_vs_sim_and_float(AddmmOfActivations, (8,), scheme, sim_lsb, min_db, {"MATMUL", "ADD"})
+
+
+class MaxMinDim(nn.Module):
+    def forward(self, x):  # [1, 4, 16]
+        v, i = x.max(-1)
+        w, j = torch.min(x, 1, keepdim=True)
+        return v, i, w, j
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_max_min_over_a_dim_give_values_and_indices(scheme):
+    """x.max(dim) / torch.min(x, dim, keepdim) -> amax / amin (REDUCE_MAX / REDUCE_MIN on the codes) and argmax /
+    argmin: values equal to PT2E's simulation (codes copied), indices equal to PyTorch's on the float input
+    (codes of distinct enough values keep their order), the first on ties (a row of equal codes)."""
+    torch.manual_seed(0)
+    x = torch.randn(24, 4, 16)
+    gm = tabula.quantize(MaxMinDim().eval(), (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    assert {"REDUCE_MAX", "REDUCE_MIN", "ARGMAX"} <= {o.op for o in program.graph.ops}
+    t = x[16:17].clone()
+    t[0, 2] = 0.5  # a row of ties: index 0
+    with torch.no_grad():
+        sims = gm(t)
+        ref = MaxMinDim()(t)
+    got = program.run(t.numpy())
+    for k in (0, 2):
+        np.testing.assert_array_equal(got[k].reshape(sims[k].shape), sims[k].numpy())
+        assert np.abs(got[k].reshape(ref[k].shape) - ref[k].numpy()).max() <= program.output_qparams[k].scale / 2 + 1e-6
+    for k in (1, 3):
+        np.testing.assert_array_equal(got[k].reshape(ref[k].shape), sims[k].numpy())
+    assert int(got[1].ravel()[2]) == 0

@@ -35,6 +35,9 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   computed from constants only, ``linear(m1, alpha * m2^T, beta * b)`` (FULLY_CONNECTED: the weight and, for a
   1-D ``b``, the bias fold into constants; a 2-D ``b`` is added after); otherwise ``mm`` (MATMUL), then the
   scalings and the add as arithmetic ops.
+* ``max.dim(x, dim, keepdim)`` / ``min.dim`` -> ``(amax(x, dim, keepdim), argmax(x, dim, keepdim))`` / ``amin`` and
+  ``argmin``, each piece only where it is read (PyTorch's values and indices; the first index on ties, as
+  PyTorch's CPU kernel and ARGMAX give it).
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -55,6 +58,7 @@ __all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_boun
 aten = torch.ops.aten
 
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
+_EXTREMA = ("aten.max", "aten.min")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
@@ -62,7 +66,7 @@ _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.
 _SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
-              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE)
+              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA)
 
 
 def _is_const(n) -> bool:
@@ -129,7 +133,9 @@ def unsupported(node: Node) -> str | None:
             return f"with {n} weights on a tensor of shape {tuple(v.shape)} (one per channel of dim 1, or one)"
     if name == "aten._safe_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
         return "with dtype= (leave it unset)"
-    if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
+    if name in _EXTREMA and node.target not in (aten.max.dim, aten.min.dim):
+        return "other than over one dim, x.max(dim) (of every element: amax / amin; of two tensors: maximum / minimum)"
+    if name in (*_SPLITS, *_EXTREMA) and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
     return None
@@ -234,6 +240,21 @@ def _pieces(gm: GraphModule, node: Node) -> None:
             piece = e(aten.select.int, x, dim, i)
         else:
             piece = e(aten.slice.Tensor, x, dim, starts[i], starts[i] + sizes[i])
+        u.replace_all_uses_with(piece)
+        gm.graph.erase_node(u)
+
+
+def _extrema(gm: GraphModule, node: Node) -> None:
+    x = node.args[0]
+    dim = int(arg(node, 1, "dim", -1)) % max(fake_value(x).dim(), 1)
+    keep = bool(arg(node, 2, "keepdim", False))
+    big = canonical_op(node.target) == "aten.max"
+    for u in list(node.users):
+        e = _Emitter(gm, u)
+        if int(u.args[1]) == 0:
+            piece = e(aten.amax.default if big else aten.amin.default, x, [dim], keep)
+        else:
+            piece = e(aten.argmax.default if big else aten.argmin.default, x, dim, keep)
         u.replace_all_uses_with(piece)
         gm.graph.erase_node(u)
 
@@ -405,6 +426,8 @@ def decompose_ops(gm: GraphModule) -> int:
             masks.add(str(arg(node, 3, "attn_mask", None).target))
         if name in _SPLITS:
             _pieces(gm, node)
+        elif name in _EXTREMA:
+            _extrema(gm, node)
         else:
             fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
