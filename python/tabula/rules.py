@@ -367,6 +367,8 @@ REWRITTEN: dict[str, str] = {
     "aten._safe_softmax": "softmax (equal on finite inputs)",
     "aten.max": "max.dim: (amax, argmax) over the dim, each where read",
     "aten.min": "min.dim: (amin, argmin) over the dim, each where read",
+    "aten.tril": "where(mask, x, 0) with the constant lower-triangle mask (SELECT)",
+    "aten.triu": "where(mask, x, 0) with the constant upper-triangle mask (SELECT)",
     "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
                   "mul, add",
 }

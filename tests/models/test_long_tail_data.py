@@ -373,3 +373,26 @@ def test_max_min_over_a_dim_give_values_and_indices(scheme):
     for k in (1, 3):
         np.testing.assert_array_equal(got[k].reshape(ref[k].shape), sims[k].numpy())
     assert int(got[1].ravel()[2]) == 0
+
+
+class Triangles(nn.Module):
+    def forward(self, x):  # [1, 2, 5, 6]
+        return torch.tril(x), torch.triu(x, 1), torch.tril(x, -2)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_tril_triu_select_the_codes_under_a_constant_mask(scheme):
+    """tril / triu (PyTorch's: keep j - i <= k / >= k over the last two dims) -> where(mask, x, 0): SELECT of the
+    codes; equal to PT2E's simulation, zero exactly off the triangle, x within half an LSB on it."""
+    torch.manual_seed(0)
+    x = torch.randn(24, 2, 5, 6)
+    gm = tabula.quantize(Triangles().eval(), (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    assert "SELECT" in {o.op for o in program.graph.ops}
+    for t in x[16:20]:
+        with torch.no_grad():
+            sims, ref = gm(t[None]), Triangles()(t[None])
+        for got, sim, r, q in zip(program.run(t[None].numpy()), sims, ref, program.output_qparams):
+            got = got.reshape(sim.shape)
+            np.testing.assert_array_equal(got, sim.numpy())
+            assert np.all(got[r.numpy() == 0] == 0) and np.abs(got - r.numpy()).max() <= q.scale / 2 + 1e-6

@@ -38,6 +38,8 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
 * ``max.dim(x, dim, keepdim)`` / ``min.dim`` -> ``(amax(x, dim, keepdim), argmax(x, dim, keepdim))`` / ``amin`` and
   ``argmin``, each piece only where it is read (PyTorch's values and indices; the first index on ties, as
   PyTorch's CPU kernel and ARGMAX give it).
+* ``tril(x, k)`` / ``triu(x, k)`` -> ``where(mask, x, 0)`` with the constant boolean mask of PyTorch's definition
+  over the last two dims (``j - i <= k`` / ``>= k``): SELECT of x's codes and the code of 0.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -63,7 +65,7 @@ _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
-_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm")
+_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm", "aten.tril", "aten.triu")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
               *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA)
@@ -133,6 +135,10 @@ def unsupported(node: Node) -> str | None:
             return f"with {n} weights on a tensor of shape {tuple(v.shape)} (one per channel of dim 1, or one)"
     if name == "aten._safe_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
         return "with dtype= (leave it unset)"
+    if name in ("aten.tril", "aten.triu"):
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() < 2:
+            return f"of a {v.dim()}-D tensor (2-D or more)"
     if name in _EXTREMA and node.target not in (aten.max.dim, aten.min.dim):
         return "other than over one dim, x.max(dim) (of every element: amax / amin; of two tensors: maximum / minimum)"
     if name in (*_SPLITS, *_EXTREMA) and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
@@ -377,6 +383,15 @@ def _addmm(gm: GraphModule, node: Node) -> Node:
     return y if b is None else e(aten.add.Tensor, y, scaled(b, beta))
 
 
+def _triangle(gm: GraphModule, node: Node) -> Node:
+    x, k = node.args[0], int(arg(node, 1, "diagonal", 0))
+    rows, cols = (int(d) for d in fake_value(x).shape[-2:])
+    ones = torch.ones(rows, cols, dtype=torch.bool)
+    keep = ones.tril(k) if canonical_op(node.target) == "aten.tril" else ones.triu(k)
+    e = _Emitter(gm, node)
+    return e(aten.where.ScalarOther, e.const(f"{node.name}_keep", keep), x, 0.0)
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -434,7 +449,7 @@ def decompose_ops(gm: GraphModule) -> int:
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
                   **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax,
-                  "aten.addmm": _addmm}.get(name, _like)
+                  "aten.addmm": _addmm, "aten.tril": _triangle, "aten.triu": _triangle}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
