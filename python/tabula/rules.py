@@ -369,6 +369,7 @@ REWRITTEN: dict[str, str] = {
     "aten.min": "min.dim: (amin, argmin) over the dim, each where read",
     "aten.tril": "where(mask, x, 0) with the constant lower-triangle mask (SELECT)",
     "aten.triu": "where(mask, x, 0) with the constant upper-triangle mask (SELECT)",
+    "aten.var": "mean((x - mean(x))^2) over the dims, * n / (n - correction): means, SUB, MUL, one RESCALE",
     "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
                   "mul, add",
 }

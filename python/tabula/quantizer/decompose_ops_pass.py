@@ -40,6 +40,9 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   PyTorch's CPU kernel and ARGMAX give it).
 * ``tril(x, k)`` / ``triu(x, k)`` -> ``where(mask, x, 0)`` with the constant boolean mask of PyTorch's definition
   over the last two dims (``j - i <= k`` / ``>= k``): SELECT of x's codes and the code of 0.
+* ``var(x, dims, correction, keepdim)`` -> ``mean((x - mean(x, dims, keepdim=True))^2, dims, keepdim) * n / (n -
+  correction)`` (PyTorch's definition; ``n`` the number of elements reduced; ``var.dim``'s ``unbiased`` is
+  correction 1 / 0): the int32 means with their own grids, SUB, MUL, and the factor as one RESCALE.
 
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
@@ -65,7 +68,7 @@ _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
-_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm", "aten.tril", "aten.triu")
+_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm", "aten.tril", "aten.triu", "aten.var")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
               *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA)
@@ -135,10 +138,18 @@ def unsupported(node: Node) -> str | None:
             return f"with {n} weights on a tensor of shape {tuple(v.shape)} (one per channel of dim 1, or one)"
     if name == "aten._safe_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
         return "with dtype= (leave it unset)"
-    if name in ("aten.tril", "aten.triu"):
+    if name in ("aten.tril", "aten.triu", "aten.var"):
         v = fake_value(node.args[0])
         if v is not None and v.dim() < 2:
             return f"of a {v.dim()}-D tensor (2-D or more)"
+    if name == "aten.var":
+        if node.target not in (aten.var.default, aten.var.dim, aten.var.correction):
+            return "of this overload"
+        if fake_value(node.args[0]) is not None:
+            dims, corr, _ = _var_args(node)
+            n = math.prod(int(fake_value(node.args[0]).shape[d]) for d in dims)
+            if n - corr <= 0:
+                return f"with correction {corr:g} over {n} elements (PyTorch gives inf / NaN)"
     if name in _EXTREMA and node.target not in (aten.max.dim, aten.min.dim):
         return "other than over one dim, x.max(dim) (of every element: amax / amin; of two tensors: maximum / minimum)"
     if name in (*_SPLITS, *_EXTREMA) and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
@@ -392,6 +403,31 @@ def _triangle(gm: GraphModule, node: Node) -> Node:
     return e(aten.where.ScalarOther, e.const(f"{node.name}_keep", keep), x, 0.0)
 
 
+def _var_args(node: Node) -> tuple[list[int], float, bool]:
+    """``(dims, correction, keepdim)`` of a ``var`` node, any overload (dims every dim when not given)."""
+    rank = fake_value(node.args[0]).dim()
+    if node.target == aten.var.default:
+        return list(range(rank)), 1.0 if arg(node, 1, "unbiased", True) else 0.0, False
+    dims = arg(node, 1, "dim", None)
+    dims = list(range(rank)) if dims is None else [int(dims) % rank] if isinstance(dims, int) else \
+        [int(d) % rank for d in dims]
+    if node.target == aten.var.dim:
+        corr = 1.0 if arg(node, 2, "unbiased", True) else 0.0
+        return dims, corr, bool(arg(node, 3, "keepdim", False))
+    corr = node.kwargs.get("correction")
+    return dims, 1.0 if corr is None else float(corr), bool(node.kwargs.get("keepdim", False))
+
+
+def _var(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    dims, corr, keep = _var_args(node)
+    n = math.prod(int(fake_value(x).shape[d]) for d in dims)
+    e = _Emitter(gm, node)
+    d = e(aten.sub.Tensor, x, e(aten.mean.dim, x, dims, True))
+    v = e(aten.mean.dim, e(aten.mul.Tensor, d, d), dims, keep)
+    return v if corr == 0.0 else e(aten.mul.Tensor, v, n / (n - corr))
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -449,7 +485,8 @@ def decompose_ops(gm: GraphModule) -> int:
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
                   **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax,
-                  "aten.addmm": _addmm, "aten.tril": _triangle, "aten.triu": _triangle}.get(name, _like)
+                  "aten.addmm": _addmm, "aten.tril": _triangle, "aten.triu": _triangle,
+                  "aten.var": _var}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1
