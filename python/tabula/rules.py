@@ -136,6 +136,7 @@ TABLE: dict[str, Callable[..., torch.Tensor]] = {
     "aten.selu": aten.selu.default,
     "aten.celu": aten.celu.default,  # alpha (a node argument)
     "aten.erfinv": aten.erfinv.default,  # fixed open grid on (-1, 1), as atanh
+    "aten.logit": aten.logit.default,  # log(x / (1 - x)), eps (a node argument) clamps x to [eps, 1 - eps]
     # piecewise constant: int8 a TABLE (exact); int16 exact integer steps (qmath.piecewise.STEPS_INT16)
     "aten.sign": aten.sign.default,
     "aten.round": lambda x, decimals=0: aten.round.decimals(x, decimals=decimals) if decimals else aten.round.default(x),
@@ -177,6 +178,9 @@ DOMAIN: dict[str, Domain] = {
     "aten.log2": Domain(0.0, math.inf),
     "aten.log10": Domain(0.0, math.inf),
     "aten.erfinv": Domain(-1.0, 1.0, fixed=True, open=True),
+    # calibrated, clipped to [0, 1] (a fixed symmetric grid would spend half its codes below 0 and put code 0
+    # on the pole): the TABLE saturates at the poles 0 and 1, as log at 0
+    "aten.logit": Domain(0.0, 1.0),
 }
 
 def domain_of(name: str, args=()) -> Domain | None:
@@ -286,7 +290,8 @@ INDEX: dict[str, int] = {"aten.argmax": 0, "aten.argmin": 0}
 
 #: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div",
-                                        "aten.remainder", "aten.fmod"})  # remainder / fmod: by a number, int8 only
+                                        "aten.remainder", "aten.fmod", "aten.floor_divide"})
+# remainder / fmod, floor_divide and div with rounding_mode "floor" / "trunc": by a number, int8 only (one TABLE)
 
 #: Identity-like ops: the value passes through unchanged (dropout at inference, copies, aliases, a
 #: conversion to the dtype the value already has).  :mod:`tabula.quantizer.remove_identities_pass`
@@ -358,6 +363,15 @@ REWRITTEN: dict[str, str] = {
     "aten.linalg_vector_norm": "the 2-norm over dims: sqrt(sum(x * x)) (F.normalize: x * reciprocal(clamp(norm, eps)))",
     "aten.clamp_min": "clamp(x, min)",
     "aten.expand_as": "expand(x, y.shape)",
+    "aten.prelu": "where(x > 0, x, x * a): a per channel (dim 1) or one, a constant; GT, MUL, SELECT",
+    "aten._safe_softmax": "softmax (equal on finite inputs)",
+    "aten.max": "max.dim: (amax, argmax) over the dim, each where read",
+    "aten.min": "min.dim: (amin, argmin) over the dim, each where read",
+    "aten.tril": "where(mask, x, 0) with the constant lower-triangle mask (SELECT)",
+    "aten.triu": "where(mask, x, 0) with the constant upper-triangle mask (SELECT)",
+    "aten.var": "mean((x - mean(x))^2) over the dims, * n / (n - correction): means, SUB, MUL, one RESCALE",
+    "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
+                  "mul, add",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

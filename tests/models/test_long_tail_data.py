@@ -276,3 +276,149 @@ def _check_vs_sim_and_float(cls, shape, scheme, sim_lsb, min_db, ops):
         assert np.abs(got - sim).max() / q.scale <= sim_lsb + 1e-2
         num, den = num + float((fl**2).sum()), den + float(((got - fl) ** 2).sum())
     assert 10 * np.log10(num / den) >= min_db
+
+
+class PReLU(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv, self.act = nn.Conv2d(2, 4, 3, padding=1), nn.PReLU(4)
+        with torch.no_grad():
+            self.act.weight.copy_(torch.tensor([0.25, 0.1, -0.5, 1.5]))
+
+    def forward(self, x):  # [1, 2, 4, 4]
+        return self.act(self.conv(x))
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 35.0), ("a16w8", 2.0, 36.0)])
+def test_prelu_is_where_x_positive_x_else_x_times_a(scheme, sim_lsb, min_db):
+    """PReLU (a per channel, of either sign) = where(x > 0, x, x * a): GREATER_EQUAL against the code above 0, MUL by the
+    constant a, SELECT on one grid; vs PT2E's simulation int8 0 LSB, a16w8 2 LSB measured on one element (the
+    MUL's int32 product and its RESCALE round otherwise than the simulation's float mul); SQNR vs float 35.6 /
+    36.3 dB (the conv's int8 weights bound both)."""
+    _check_vs_sim_and_float(PReLU, (2, 4, 4), scheme, sim_lsb, min_db, {"GREATER_EQUAL", "MUL", "SELECT"})
+
+
+class SafeSoftmax(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 16)
+
+    def forward(self, x):  # [1, 8]
+        return torch.ops.aten._safe_softmax(self.fc(x), -1)
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 30.0), ("a16w8", 1.0, 55.0)])
+def test_safe_softmax_is_the_softmax(scheme, sim_lsb, min_db):
+    """_safe_softmax (softmax, but 0 on a row of only -inf, which a quantized input cannot hold) -> softmax: the
+    integer softmax on its fixed [0, 1] grid; vs PT2E's simulation and SQNR vs float."""
+    _check_vs_sim_and_float(SafeSoftmax, (8,), scheme, sim_lsb, min_db, set())
+
+
+class Addmm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.randn(8, 6) * 0.5)
+        self.register_buffer("b", torch.randn(6) * 0.1)
+
+    def forward(self, x):  # [1, 8]
+        return torch.addmm(self.b, x, self.w, beta=0.5, alpha=2.0)
+
+
+class AddmmOfActivations(nn.Module):
+    def forward(self, x):  # [1, 8]
+        m = x.view(2, 4)
+        return torch.addmm(m.t() @ m, m.t(), m, alpha=0.5)  # [4, 4]
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 42.5), ("a16w8", 1.0, 50.0)])
+def test_addmm_with_a_constant_weight_is_a_linear(scheme, sim_lsb, min_db):
+    """addmm(b, x, W, beta, alpha) = beta b + alpha x W -> linear(x, alpha W^T, beta b): one FULLY_CONNECTED (weight
+    and bias folded); vs PT2E's simulation 0 LSB int8, 1 LSB a16w8 (the int48 bias path), SQNR vs float 42.9 / 50.4 dB."""
+    _check_vs_sim_and_float(Addmm, (8,), scheme, sim_lsb, min_db, {"FULLY_CONNECTED"})
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 34.5), ("a16w8", 1.0, 80.0)])
+def test_addmm_of_activations_is_matmul_mul_add(scheme, sim_lsb, min_db):
+    """addmm of activations -> mm (MATMUL), the alpha scaling and the add as arithmetic ops; vs PT2E's simulation 0 LSB, SQNR vs float
+    34.8 / 80.5 dB."""
+    _check_vs_sim_and_float(AddmmOfActivations, (8,), scheme, sim_lsb, min_db, {"MATMUL", "ADD"})
+
+
+class MaxMinDim(nn.Module):
+    def forward(self, x):  # [1, 4, 16]
+        v, i = x.max(-1)
+        w, j = torch.min(x, 1, keepdim=True)
+        return v, i, w, j
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_max_min_over_a_dim_give_values_and_indices(scheme):
+    """x.max(dim) / torch.min(x, dim, keepdim) -> amax / amin (REDUCE_MAX / REDUCE_MIN on the codes) and argmax /
+    argmin: values equal to PT2E's simulation (codes copied), indices equal to PyTorch's on the float input
+    (codes of distinct enough values keep their order), the first on ties (a row of equal codes)."""
+    torch.manual_seed(0)
+    x = torch.randn(24, 4, 16)
+    gm = tabula.quantize(MaxMinDim().eval(), (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    assert {"REDUCE_MAX", "REDUCE_MIN", "ARGMAX"} <= {o.op for o in program.graph.ops}
+    t = x[16:17].clone()
+    t[0, 2] = 0.5  # a row of ties: index 0
+    with torch.no_grad():
+        sims = gm(t)
+        ref = MaxMinDim()(t)
+    got = program.run(t.numpy())
+    for k in (0, 2):
+        np.testing.assert_array_equal(got[k].reshape(sims[k].shape), sims[k].numpy())
+        assert np.abs(got[k].reshape(ref[k].shape) - ref[k].numpy()).max() <= program.output_qparams[k].scale / 2 + 1e-6
+    for k in (1, 3):
+        np.testing.assert_array_equal(got[k].reshape(ref[k].shape), sims[k].numpy())
+    assert int(got[1].ravel()[2]) == 0
+
+
+class Triangles(nn.Module):
+    def forward(self, x):  # [1, 2, 5, 6]
+        return torch.tril(x), torch.triu(x, 1), torch.tril(x, -2)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_tril_triu_select_the_codes_under_a_constant_mask(scheme):
+    """tril / triu (PyTorch's: keep j - i <= k / >= k over the last two dims) -> where(mask, x, 0): SELECT of the
+    codes; equal to PT2E's simulation, zero exactly off the triangle, x within half an LSB on it."""
+    torch.manual_seed(0)
+    x = torch.randn(24, 2, 5, 6)
+    gm = tabula.quantize(Triangles().eval(), (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    assert "SELECT" in {o.op for o in program.graph.ops}
+    for t in x[16:20]:
+        with torch.no_grad():
+            sims, ref = gm(t[None]), Triangles()(t[None])
+        for got, sim, r, q in zip(program.run(t[None].numpy()), sims, ref, program.output_qparams):
+            got = got.reshape(sim.shape)
+            np.testing.assert_array_equal(got, sim.numpy())
+            assert np.all(got[r.numpy() == 0] == 0) and np.abs(got - r.numpy()).max() <= q.scale / 2 + 1e-6
+
+
+class Var(nn.Module):
+    def forward(self, x):  # [1, 4, 16]
+        return torch.var(x, -1), torch.var(x, (1, 2), unbiased=False, keepdim=True), torch.var(x, 1, correction=0)
+
+
+@pytest.mark.parametrize("scheme,sim_lsb,min_db", [("int8", 1.0, 38.0), ("a16w8", 1.0, 82.0)])
+def test_var_is_the_mean_of_the_squared_deviations(scheme, sim_lsb, min_db):
+    """var (PyTorch's sum((x - mean)^2) / (n - correction)) over one dim or two, correction 1 and 0, keepdim ->
+    mean, SUB, MUL, mean, the factor n / (n - 1) as one RESCALE; vs PT2E's simulation 0 LSB, SQNR vs float 38.3 /
+    82.6 dB (int8 / a16w8)."""
+    torch.manual_seed(0)
+    model, x = Var().eval(), torch.randn(24, 4, 16) * torch.linspace(0.2, 2.0, 4)[:, None]
+    gm = tabula.quantize(model, (x[:1],), x, scheme=scheme)
+    program = tabula.lower(gm)
+    assert {"REDUCE_SUM", "SUB"} <= {o.op for o in program.graph.ops}  # d * d: int8 a TABLE, int16 a MUL
+    num, den = 0.0, 0.0
+    for t in x[16:]:
+        with torch.no_grad():
+            sims, fls = gm(t[None]), model(t[None])
+        for got, sim, fl, q in zip(program.run(t[None].numpy()), sims, fls, program.output_qparams):
+            got = got.reshape(sim.shape)
+            assert np.abs(got - sim.numpy()).max() / q.scale <= sim_lsb + 1e-2
+            num, den = num + float((fl.numpy() ** 2).sum()), den + float(((got - fl.numpy()) ** 2).sum())
+    assert 10 * np.log10(num / den) >= min_db

@@ -137,3 +137,69 @@ def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
     gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
     with pytest.raises(LoweringError, match="remainder in int16: a sawtooth"):
         tabula.lower(gm16)
+
+
+
+class Logit(nn.Module):
+    def forward(self, p):
+        return torch.logit(p), torch.logit(p, eps=0.1)
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_logit_equals_pt2e_simulation(scheme):
+    """logit (PyTorch's log(p / (1 - p)); eps clamps p to [eps, 1 - eps]): a TABLE on its input's calibrated grid
+    clipped to [0, 1] (rules.DOMAIN; the poles saturate).  int8: equal to PT2E's simulation (q(f(dq(c))));
+    a16w8 within 1 LSB (the int16 table plan); on (0.1, 0.9) within 0.05 of the float logit."""
+    torch.manual_seed(1)
+    p = torch.rand(24, 64) * 0.98 + 0.01
+    gm = tabula.quantize(Logit().eval(), (p[:1],), p[:16], scheme=scheme)
+    program = tabula.lower(gm)
+    assert {o.attrs["function"] for o in program.graph.ops if o.op == "TABLE" and "function" in o.attrs} == {"aten.logit"}
+    for t in p[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        outs = program.run(t[None].numpy())
+        for got, sim, q in zip(outs, sims, program.output_qparams):
+            assert np.abs(got - sim).max() / q.scale <= (1e-3 if scheme == "int8" else 1.0 + 1e-2)
+        inner = (t > 0.1) & (t < 0.9)
+        assert np.abs(outs[0].ravel() - torch.logit(t).numpy())[inner.numpy()].max() < 0.05
+        assert np.abs(outs[1].ravel() - torch.logit(t, eps=0.1).numpy()).max() < 0.05
+
+
+class FloorDivide(nn.Module):
+    def forward(self, x):
+        return (torch.floor_divide(x, 0.5), torch.div(x, 0.7, rounding_mode="floor"),
+                torch.div(x, -0.6, rounding_mode="trunc"))
+
+
+def test_floor_and_trunc_division_by_a_constant_int8_on_every_code_and_refused_in_int16():
+    """floor_divide and div(rounding_mode="floor" / "trunc") by a number (PyTorch's floor(x / c), trunc(x / c)):
+    int8 one TABLE, equal to PT2E's simulation on all 256 input codes, the real values whole numbers; int16 has no
+    form for a staircase over an unbounded quotient: the lowering says so, naming the op and the mode."""
+    from tabula.errors import LoweringError
+
+    torch.manual_seed(0)
+    calib = torch.randn(8, 256) * 2
+    gm = tabula.quantize(FloorDivide().eval(), (calib[:1],), calib)
+    program = tabula.lower(gm)
+    assert [o.op for o in program.graph.ops] == ["TABLE"] * 3
+    q = program.input_qparams[0]
+    x = ((np.arange(-128, 128) - q.zero_point) * np.float32(q.scale)).astype(np.float32)[None]
+    with torch.no_grad():
+        sims = [s.numpy() for s in gm(torch.from_numpy(x))]
+    for got, sim, qo, c, f in zip(program.run(x), sims, program.output_qparams, (0.5, 0.7, -0.6),
+                                  (np.floor, np.floor, np.trunc)):
+        np.testing.assert_array_equal(got.reshape(sim.shape), sim)
+        exact = f(x.astype(np.float64) / c)  # the op on the dequantized codes, then its own rounding to the grid
+        assert np.abs(got.ravel() - exact.ravel()).max() <= qo.scale / 2 + 1e-6
+    gm16 = tabula.quantize(FloorDivide().eval(), (calib[:1],), calib, scheme="a16w8")
+    with pytest.raises(LoweringError, match="floor_divide in int16: a staircase"):
+        tabula.lower(gm16)
+
+    class Trunc(nn.Module):
+        def forward(self, x):
+            return torch.div(x, 3.0, rounding_mode="trunc")
+
+    gm16 = tabula.quantize(Trunc().eval(), (calib[:1],), calib, scheme="a16w8")
+    with pytest.raises(LoweringError, match=r"div \(rounding_mode='trunc'\) in int16: a staircase"):
+        tabula.lower(gm16)

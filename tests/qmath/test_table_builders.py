@@ -204,7 +204,7 @@ INT16_MAX_LSB = {
     "exp": 0.71, "expm1": 0.92, "log": 0.71, "log1p": 0.70, "sqrt": 0.76, "rsqrt": 0.77, "reciprocal": 0.66,
     "erf": 0.77, "sin": 0.97, "cos": 0.70, "tan": 0.76, "atan": 0.70, "asin": 0.69, "acos": 0.79, "atanh": 0.69,
     "sinh": 0.94, "cosh": 0.93, "asinh": 0.75, "acosh": 0.72, "pow(2)": 0.96, "pow(3)": 0.67, "pow(0.5)": 0.76,
-    "abs": 0.51, "mish": 0.65, "log2": 0.71, "log10": 0.71, "selu": 0.77, "celu(0.5)": 0.83, "erfinv": 0.75,
+    "abs": 0.51, "mish": 0.65, "log2": 0.71, "log10": 0.71, "selu": 0.77, "celu(0.5)": 0.83, "erfinv": 0.75, "logit": 0.77,
     "softsign": 0.79, "sign": 0.01, "round": 0.51, "ceil": 0.45, "floor": 0.45,  # the steps: exact sums, one rounding by 1 / s_out
 }
 

@@ -119,7 +119,7 @@ class _BeyondTheLowerings(nn.Module):
 
     def forward(self, x):
         a = x / torch.tanh(x)  # div by an activation of either sign
-        b = torch.div(x, 2.0, rounding_mode="floor")
+        b = torch.div(x, torch.tanh(x), rounding_mode="floor")  # floor division by a tensor (by a number only)
         c = x / self.zeros  # div by zero
         d = torch.nn.functional.pad(x.view(1, 2, 2, 2), (1, 1, 1, 1), mode="reflect")  # reflect
         d = torch.nn.functional.layer_norm(d, (4,))  # over the W of an NCHW tensor
@@ -137,7 +137,7 @@ def test_uses_beyond_the_lowerings_are_listed_with_the_unsupported_ops():
         "aten.div by an activation not positive by construction (x / y becomes x * reciprocal(y) when y is an "
         "exp, sigmoid, softplus, sqrt, abs, relu, a clamp with min >= 0, y * y, or a sum / add / mul of those and "
         "constants >= 0: quantizer/rewrite_div_pass.py; the reciprocal's domain is [0, inf))",
-        "aten.div with rounding_mode='floor' (floor / trunc division)",
+        "aten.div by a tensor (by a constant number only)",
         "aten.div by zero",
         "aten.pad with mode='reflect' (only constant padding)",
         "aten.layer_norm on a 4-D input (normalize a [N, T, C] or [N, C] tensor: the last dim of NCHW is not "

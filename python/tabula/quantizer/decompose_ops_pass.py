@@ -26,6 +26,24 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   ``exp(0)``), a SUB.  Each op rounds once on its own grid, as PT2E simulates it; the error bound is
   :func:`log_softmax_error_bound`.
 
+* ``prelu(x, a)`` -> ``where(x > 0, x, x * a)`` (PyTorch's ``max(0, x) + a * min(0, x)``, the weight per channel
+  of dim 1, or one for all): a COMPARISON with the threshold code of 0, a MUL by the constant ``a`` (viewed
+  ``[C, 1, ...]``), a SELECT of two operands on one grid (the codes of x copied).
+* ``_safe_softmax(x, dim)`` -> ``softmax(x, dim)`` (equal on finite inputs: it differs only on a row that is all
+  ``-inf``, which a quantized input cannot hold).
+* ``addmm(b, m1, m2, beta, alpha)`` -> ``beta * b + alpha * (m1 @ m2)`` (PyTorch's definition): with ``m2``
+  computed from constants only, ``linear(m1, alpha * m2^T, beta * b)`` (FULLY_CONNECTED: the weight and, for a
+  1-D ``b``, the bias fold into constants; a 2-D ``b`` is added after); otherwise ``mm`` (MATMUL), then the
+  scalings and the add as arithmetic ops.
+* ``max.dim(x, dim, keepdim)`` / ``min.dim`` -> ``(amax(x, dim, keepdim), argmax(x, dim, keepdim))`` / ``amin`` and
+  ``argmin``, each piece only where it is read (PyTorch's values and indices; the first index on ties, as
+  PyTorch's CPU kernel and ARGMAX give it).
+* ``tril(x, k)`` / ``triu(x, k)`` -> ``where(mask, x, 0)`` with the constant boolean mask of PyTorch's definition
+  over the last two dims (``j - i <= k`` / ``>= k``): SELECT of x's codes and the code of 0.
+* ``var(x, dims, correction, keepdim)`` -> ``mean((x - mean(x, dims, keepdim=True))^2, dims, keepdim) * n / (n -
+  correction)`` (PyTorch's definition; ``n`` the number of elements reduced; ``var.dim``'s ``unbiased`` is
+  correction 1 / 0): the int32 means with their own grids, SUB, MUL, and the factor as one RESCALE.
+
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
 """
@@ -45,13 +63,15 @@ __all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_boun
 aten = torch.ops.aten
 
 _SPLITS = ("aten.split", "aten.split_with_sizes", "aten.chunk", "aten.unbind")
+_EXTREMA = ("aten.max", "aten.min")
 _LIKE = ("aten.zeros_like", "aten.ones_like", "aten.full_like")
 _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
+_SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm", "aten.tril", "aten.triu", "aten.var")
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
-              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS)
+              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA)
 
 
 def _is_const(n) -> bool:
@@ -109,7 +129,30 @@ def unsupported(node: Node) -> str | None:
         dim = int(arg(node, 1, "dim", -1))
         if v is not None and int(v.shape[dim]) % 2:
             return f"over dim {dim} of odd size {int(v.shape[dim])}"
-    if name in _SPLITS and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
+    if name == "aten.prelu":
+        w, v = node.args[1], fake_value(node.args[0])
+        if not _is_const(w):
+            return "with a weight computed from the inputs"
+        n = int(fake_value(w).numel())
+        if v is not None and n != 1 and (v.dim() < 2 or int(v.shape[1]) != n):
+            return f"with {n} weights on a tensor of shape {tuple(v.shape)} (one per channel of dim 1, or one)"
+    if name == "aten._safe_softmax" and arg(node, 2, "dtype", None) not in (None, torch.float32):
+        return "with dtype= (leave it unset)"
+    if name in ("aten.tril", "aten.triu", "aten.var"):
+        v = fake_value(node.args[0])
+        if v is not None and v.dim() < 2:
+            return f"of a {v.dim()}-D tensor (2-D or more)"
+    if name == "aten.var":
+        if node.target not in (aten.var.default, aten.var.dim, aten.var.correction):
+            return "of this overload"
+        if fake_value(node.args[0]) is not None:
+            dims, corr, _ = _var_args(node)
+            n = math.prod(int(fake_value(node.args[0]).shape[d]) for d in dims)
+            if n - corr <= 0:
+                return f"with correction {corr:g} over {n} elements (PyTorch gives inf / NaN)"
+    if name in _EXTREMA and node.target not in (aten.max.dim, aten.min.dim):
+        return "other than over one dim, x.max(dim) (of every element: amax / amin; of two tensors: maximum / minimum)"
+    if name in (*_SPLITS, *_EXTREMA) and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
     return None
@@ -218,6 +261,21 @@ def _pieces(gm: GraphModule, node: Node) -> None:
         gm.graph.erase_node(u)
 
 
+def _extrema(gm: GraphModule, node: Node) -> None:
+    x = node.args[0]
+    dim = int(arg(node, 1, "dim", -1)) % max(fake_value(x).dim(), 1)
+    keep = bool(arg(node, 2, "keepdim", False))
+    big = canonical_op(node.target) == "aten.max"
+    for u in list(node.users):
+        e = _Emitter(gm, u)
+        if int(u.args[1]) == 0:
+            piece = e(aten.amax.default if big else aten.amin.default, x, [dim], keep)
+        else:
+            piece = e(aten.argmax.default if big else aten.argmin.default, x, dim, keep)
+        u.replace_all_uses_with(piece)
+        gm.graph.erase_node(u)
+
+
 def _stack(gm: GraphModule, node: Node) -> Node:
     xs, dim = node.args[0], int(arg(node, 1, "dim", 0))
     rank = fake_value(xs[0]).dim() + 1
@@ -288,6 +346,88 @@ def _norms(gm: GraphModule, node: Node) -> Node:
     return e(aten.expand.default, x, list(fake_value(node.args[1]).shape))  # expand_as
 
 
+def _prelu(gm: GraphModule, node: Node) -> Node:
+    x, w = node.args[:2]
+    rank = fake_value(x).dim()
+    a = _const_value(gm, w).to(torch.float32)
+    a = a.reshape(1) if a.numel() == 1 else a.reshape([-1] + [1] * (rank - 2))
+    e = _Emitter(gm, node)
+    return e(aten.where.self, e(aten.gt.Scalar, x, 0.0), x, e(aten.mul.Tensor, x, e.const(f"{node.name}_weight", a)))
+
+
+def _safe_softmax(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    return _Emitter(gm, node)(aten.softmax.int, x, int(arg(node, 1, "dim", -1)))
+
+
+def _from_constants(n) -> bool:
+    """``n`` is computed from constants only (no graph input upstream): it folds into a constant."""
+    seen, todo = set(), [n]
+    while todo:
+        m = todo.pop()
+        if not isinstance(m, Node) or m in seen:
+            continue
+        seen.add(m)
+        if m.op == "placeholder":
+            return False
+        todo.extend(m.all_input_nodes)
+    return True
+
+
+def _addmm(gm: GraphModule, node: Node) -> Node:
+    b, m1, m2 = node.args[:3]
+    beta, alpha = float(node.kwargs.get("beta", 1)), float(node.kwargs.get("alpha", 1))
+    e = _Emitter(gm, node)
+
+    def scaled(v, k):
+        return v if k == 1.0 else e(aten.mul.Tensor, v, k)
+
+    if beta == 0.0:
+        b = None
+    if _from_constants(m2):
+        bias = scaled(b, beta) if b is not None and fake_value(b).dim() == 1 and _from_constants(b) else None
+        y = e(aten.linear.default, m1, scaled(e(aten.t.default, m2), alpha), bias)
+        if b is None or bias is not None:
+            return y
+        return e(aten.add.Tensor, y, scaled(b, beta))
+    y = scaled(e(aten.mm.default, m1, m2), alpha)
+    return y if b is None else e(aten.add.Tensor, y, scaled(b, beta))
+
+
+def _triangle(gm: GraphModule, node: Node) -> Node:
+    x, k = node.args[0], int(arg(node, 1, "diagonal", 0))
+    rows, cols = (int(d) for d in fake_value(x).shape[-2:])
+    ones = torch.ones(rows, cols, dtype=torch.bool)
+    keep = ones.tril(k) if canonical_op(node.target) == "aten.tril" else ones.triu(k)
+    e = _Emitter(gm, node)
+    return e(aten.where.ScalarOther, e.const(f"{node.name}_keep", keep), x, 0.0)
+
+
+def _var_args(node: Node) -> tuple[list[int], float, bool]:
+    """``(dims, correction, keepdim)`` of a ``var`` node, any overload (dims every dim when not given)."""
+    rank = fake_value(node.args[0]).dim()
+    if node.target == aten.var.default:
+        return list(range(rank)), 1.0 if arg(node, 1, "unbiased", True) else 0.0, False
+    dims = arg(node, 1, "dim", None)
+    dims = list(range(rank)) if dims is None else [int(dims) % rank] if isinstance(dims, int) else \
+        [int(d) % rank for d in dims]
+    if node.target == aten.var.dim:
+        corr = 1.0 if arg(node, 2, "unbiased", True) else 0.0
+        return dims, corr, bool(arg(node, 3, "keepdim", False))
+    corr = node.kwargs.get("correction")
+    return dims, 1.0 if corr is None else float(corr), bool(node.kwargs.get("keepdim", False))
+
+
+def _var(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    dims, corr, keep = _var_args(node)
+    n = math.prod(int(fake_value(x).shape[d]) for d in dims)
+    e = _Emitter(gm, node)
+    d = e(aten.sub.Tensor, x, e(aten.mean.dim, x, dims, True))
+    v = e(aten.mean.dim, e(aten.mul.Tensor, d, d), dims, keep)
+    return v if corr == 0.0 else e(aten.mul.Tensor, v, n / (n - corr))
+
+
 def _log_softmax(gm: GraphModule, node: Node) -> Node:
     x = node.args[0]
     dim = int(arg(node, 1, "dim", -1)) % fake_value(x).dim()
@@ -337,12 +477,16 @@ def decompose_ops(gm: GraphModule) -> int:
             masks.add(str(arg(node, 3, "attn_mask", None).target))
         if name in _SPLITS:
             _pieces(gm, node)
+        elif name in _EXTREMA:
+            _extrema(gm, node)
         else:
             fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
                   "aten.pixel_unshuffle": _shuffle, "aten.log_softmax": _log_softmax,
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
-                  **{k: _norms for k in _NORMS[1:]}}.get(name, _like)
+                  **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax,
+                  "aten.addmm": _addmm, "aten.tril": _triangle, "aten.triu": _triangle,
+                  "aten.var": _var}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1

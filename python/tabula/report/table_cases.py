@@ -100,6 +100,7 @@ CASES = [
     Case("aten.selu", -6, 6),
     Case("aten.celu", -6, 6, args=(0.5,)),
     Case("aten.erfinv", -1, 1, fixed_grid=True),
+    Case("aten.logit", 0.01, 0.99),
     Case("aten.sign", -4, 4),
     Case("aten.round", -8, 8),
     Case("aten.ceil", -8, 8),

@@ -46,12 +46,31 @@ from ...fx import arg, fake_value, node_source
 from ...ir import Op
 from ...qmath import build_table_int8, quantize_int32_round_half_even
 
-ATEN = ["aten.add", "aten.sub", "aten.rsub", "aten.mul", "aten.neg", "aten.div", "aten.remainder", "aten.fmod"]
+ATEN = ["aten.add", "aten.sub", "aten.rsub", "aten.mul", "aten.neg", "aten.div", "aten.remainder", "aten.fmod",
+        "aten.floor_divide"]
 
 #: Ops of one activation and a constant number whose only form is the int8 TABLE (a sawtooth: its jumps
 #: defeat TOSA's interpolating int16 TABLE, and its ramps would leave int32): PyTorch's ``remainder``
 #: (``x - c * floor(x / c)``, the sign of c) and ``fmod`` (the sign of x).
 INT8_ONLY = ("aten.remainder", "aten.fmod")
+#: Likewise the staircases of one activation and a constant number, int8 TABLE only: PyTorch's ``floor_divide``
+#: (``floor(x / c)``) and ``div`` with ``rounding_mode`` ``"floor"`` / ``"trunc"`` (``trunc(x / c)``).
+#: (Their int16 form would be a step plan with one ramp per step -- up to 65,536 -- over an unbounded quotient.)
+STAIRCASES = ("aten.floor_divide",)
+
+
+def _rounding_mode(node):
+    return node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
+
+
+def _int8_only(node) -> str | None:
+    """``"a sawtooth"`` / ``"a staircase"`` for an op whose only form is the int8 TABLE, else None."""
+    name = rules.canonical_op(node.target)
+    if name in INT8_ONLY:
+        return "a sawtooth"
+    if name in STAIRCASES or (name == "aten.div" and _rounding_mode(node) is not None):
+        return "a staircase"
+    return None
 
 #: Bits of |q - zero_point| per activation dtype: int8 codes minus a zero point span 255 < 2^8;
 #: int16 is symmetric, |q| <= 2^15.
@@ -98,17 +117,18 @@ def _terms(node) -> tuple[str, list]:
 def unsupported(node) -> str | None:
     """What this lowering cannot do with ``node`` (a float-graph add/sub/rsub/mul/neg/div), or None."""
     name = rules.canonical_op(node.target)
-    if name in INT8_ONLY:
-        c = node.args[1] if len(node.args) > 1 else None
+    if _int8_only(node):
+        c = node.args[1] if len(node.args) > 1 else node.kwargs.get("other")
+        if hasattr(c, "op") and _is_const(c) and _const_value(c).size == 1:
+            c = float(_const_value(c).reshape(-1)[0])  # a lifted scalar tensor (floor_divide(x, 0.5))
         if not isinstance(c, (int, float)) or isinstance(c, bool):
             return "by a tensor (by a constant number only)"
         if c == 0:
             return "by zero"
+        if name == "aten.div" and _rounding_mode(node) not in ("floor", "trunc"):
+            return f"with rounding_mode={_rounding_mode(node)!r}"
         return None
     if name == "aten.div":
-        mode = node.kwargs.get("rounding_mode", node.args[2] if len(node.args) > 2 else None)
-        if mode is not None:
-            return f"with rounding_mode={mode!r} (floor / trunc division)"
         b = arg(node, 1, "other", None)
         if not _is_const(b):
             return ("by an activation not positive by construction (x / y becomes x * reciprocal(y) when y is an "
@@ -182,10 +202,12 @@ def lower(ctx, node) -> None:
         raise LoweringError(f"{src}: {rules.canonical_op(node.target)} {reason}")
     out = ctx.output(node)
     rank = len(out.shape)
-    if rules.canonical_op(node.target) in INT8_ONLY:
+    shape = _int8_only(node)
+    if shape:
         if out.dtype == "int8" and _unary_table(ctx, node, out, src):
             return
-        raise LoweringError(f"{src}: {rules.canonical_op(node.target)} in {out.dtype}: a sawtooth has no int16 form "
+        mode = f" (rounding_mode={_rounding_mode(node)!r})" if rules.canonical_op(node.target) == "aten.div" else ""
+        raise LoweringError(f"{src}: {rules.canonical_op(node.target)}{mode} in {out.dtype}: {shape} has no int16 form "
                             "(quantize this layer int8: precision={...: 'int8'})")
     kind, terms = _terms(node)
     if all(_is_const(a) for a, _ in terms):
