@@ -361,7 +361,7 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
     *[(1, 3, 2, ci, 16 + ci % 4, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", False) for ci in (1, 15, 16, 17, 48, 80)],
     (1, 4, 4, 64, 67, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 3, 0, "random", False),          # 2 tiles of 64 channels
     (1, 5, 5, 7, 4, 1, 1, (1, 0, 0, 1), (2, 1), (1, 1), 127, 0, "edges", False),           # 1x1 with padding, stride
-    # Helium's short rows (kh*kw*cin <= 32, cout <= 32, every shift >= 33: tabula_conv2d_small_mve.h): a
+    # Helium's short rows (kh*kw*cin <= 64, cout <= 64, every shift >= 33: tabula_conv2d_small_mve.h): a
     # first conv 3 -> 8 3x3/2 with SAME padding, Cin 1-4 with output channel tails, pointwise Cin 8-32
     # (K = 16, 17, 32: one vector, a second one of 1 byte, two), 1-pixel maps, padding-only pixels,
     # zero points and inputs at the ends
@@ -376,6 +376,15 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
     (1, 7, 2, 2, 8, 3, 3, (1, 1, 2, 2), (1, 1), (2, 1), -5, 0, "ties", False),             # kernel wider than the map
     (1, 6, 9, 1, 16, 3, 5, (2, 0, 2, 2), (2, 3), (1, 2), 9, 0, "ties", False),             # dilation_x: per-tap gather
     (1, 5, 3, 4, 40, 2, 2, (0, 1, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # 40 channels
+    # short rows of 33-64 bytes (3-4 vectors): kws's first conv 10x4x1/2 (K = 40), 3x3x5 (K = 45), 7x7x1
+    # (K = 49), 4x4x4 (K = 64), pointwise 33 / 48 / 64, channel tails, padding, zero points at the ends
+    (1, 13, 10, 1, 64, 10, 4, (4, 5, 1, 2), (2, 2), (1, 1), -128, 0, "ties", True),        # kws, K = 40
+    (1, 13, 10, 1, 13, 10, 4, (4, 5, 1, 2), (2, 2), (1, 1), 127, 0, "ties", False),        # K = 40, 13 channels
+    (1, 5, 6, 5, 21, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "ties", True),            # K = 45
+    (1, 6, 7, 1, 16, 7, 7, (3, 3, 3, 3), (2, 1), (1, 1), -128, 0, "ties", False),          # K = 49
+    (1, 5, 5, 4, 30, 4, 4, (1, 2, 2, 1), (1, 1), (1, 1), 5, 0, "ties", True),              # K = 64
+    *[(1, 3, 4, ci, co, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", True)
+      for ci, co in ((33, 8), (48, 19), (64, 64))],
     # Helium's pixel pairs (kh*kw*cin % 16 == 0, every shift >= 33: conv_pair_mve, each weight vector
     # loaded once for two pixels): an odd output width (a last single pixel), odd channels (the last one
     # alone), stride 2, asymmetric padding, a pair spanning padding and inside, 2 tiles of 64 channels

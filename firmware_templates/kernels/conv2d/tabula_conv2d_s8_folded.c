@@ -8,11 +8,11 @@
  * the exact sum whenever that fits int32 (codegen folds only when bias' fits).
  *
  * Helium (MVE, Cortex-M55); every path computes the same sum modulo 2^32:
- *   small:  a receptive field of at most 32 bytes (a first conv over 1-3 channels, a pointwise conv over
- *           8-32) into at most 64 output channels, every shift >= 33: tabula_conv2d_small_mve.h, the
+ *   small:  a receptive field of at most 64 bytes (a first conv: kws's 10x4x1 is 40; a pointwise conv
+ *           over 8-64) into at most 64 output channels, every shift >= 33: tabula_conv2d_small_mve.h, the
  *           input rows themselves (1x1, stride 1, no padding) or up to 2 KiB of one output row's fields
- *           gathered at a time (im2col), 1-2 VMLAV per output channel and pixel, the requantization in
- *           vector registers;
+ *           gathered at a time (im2col), 1-4 VMLAV per output channel and pixel (the row zero-padded to
+ *           16 bytes), the requantization in vector registers;
  *   gemm:   1x1, stride 1, no padding: one GEMM straight over the NHWC rows (tabula_gemm_s8_mve), no
  *           copy at all; per output pixel otherwise:
  *   direct: a 1x1 window inside the input: its row is the input vector;
@@ -133,7 +133,7 @@ static void conv_fields_mve(const tabula_window *win, const int8_t *input, int32
 
 /* The short-row path (tabula_conv2d_small_mve.h): the input rows themselves for a 1x1 conv with stride 1
  * and no padding, else up to TABULA_CONV_PATCH_MAX bytes of one output row's receptive fields gathered at
- * a time.  Out of line: its 3 KiB block stays out of the caller's frame. */
+ * a time.  Out of line: its 5 KiB block stays out of the caller's frame. */
 static __attribute__((noinline)) void conv_small_mve(const tabula_window *win, int32_t out_c, const int8_t *input,
                                                      int32_t pad_value, const int8_t *weight, const int32_t *bias,
                                                      const tabula_requant *requant, int8_t *patch, int8_t *output)
