@@ -5,6 +5,9 @@ TABLE before quantization).  int8: every output equals PT2E's simulation of the 
 build runs the model bit-exact against the Python reference (the fused int16 kernel, steps included)."""
 from __future__ import annotations
 
+import ast
+import re
+
 import json
 
 import numpy as np
@@ -135,7 +138,7 @@ def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
     for got, sim in zip(program.run(x), sims):
         np.testing.assert_array_equal(got.reshape(sim.shape), sim)
     gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
-    with pytest.raises(LoweringError, match="remainder in int16: a sawtooth"):
+    with pytest.raises(LoweringError, match="remainder: a sawtooth has an int8 form only, and its output is int16"):
         tabula.lower(gm16)
 
 
@@ -193,13 +196,28 @@ def test_floor_and_trunc_division_by_a_constant_int8_on_every_code_and_refused_i
         exact = f(x.astype(np.float64) / c)  # the op on the dequantized codes, then its own rounding to the grid
         assert np.abs(got.ravel() - exact.ravel()).max() <= qo.scale / 2 + 1e-6
     gm16 = tabula.quantize(FloorDivide().eval(), (calib[:1],), calib, scheme="a16w8")
-    with pytest.raises(LoweringError, match="floor_divide in int16: a staircase"):
+    with pytest.raises(LoweringError, match="floor_divide: a staircase has an int8 form only, and its output is int16") as ei:
         tabula.lower(gm16)
+    # each message names the override (the op, and what feeds it when that is int16) that lowers it: following
+    # them one by one (the model has three such ops) ends in a program whose divisions are int8 TABLEs
+    precision, error = {}, ei.value
+    for _ in range(4):
+        hint = ast.literal_eval(re.search(r"in Python precision=(\{.*\})\)", str(error)).group(1))
+        assert set(hint.values()) == {"int8"} and not set(hint) <= set(precision)
+        precision |= hint
+        try:
+            fixed = tabula.lower(tabula.quantize(FloorDivide().eval(), (calib[:1],), calib, scheme="a16w8",
+                                                 precision=precision))
+            break
+        except LoweringError as e:
+            error = e
+    assert {"floor_divide", "div"} <= set(precision)
+    assert [o.op for o in fixed.graph.ops].count("TABLE") == 3
 
     class Trunc(nn.Module):
         def forward(self, x):
             return torch.div(x, 3.0, rounding_mode="trunc")
 
     gm16 = tabula.quantize(Trunc().eval(), (calib[:1],), calib, scheme="a16w8")
-    with pytest.raises(LoweringError, match=r"div \(rounding_mode='trunc'\) in int16: a staircase"):
+    with pytest.raises(LoweringError, match=r"div \(rounding_mode='trunc'\): a staircase has an int8 form only"):
         tabula.lower(gm16)

@@ -42,7 +42,7 @@ from torch.fx.node import map_arg
 
 from ... import rules
 from ...errors import LoweringError
-from ...fx import arg, fake_value, node_source
+from ...fx import arg, fake_value, is_qdq, node_source
 from ...ir import Op
 from ...qmath import build_table_int8, quantize_int32_round_half_even
 
@@ -207,8 +207,15 @@ def lower(ctx, node) -> None:
         if out.dtype == "int8" and _unary_table(ctx, node, out, src):
             return
         mode = f" (rounding_mode={_rounding_mode(node)!r})" if rules.canonical_op(node.target) == "aten.div" else ""
-        raise LoweringError(f"{src}: {rules.canonical_op(node.target)}{mode} in {out.dtype}: {shape} has no int16 form "
-                            "(quantize this layer int8: precision={...: 'int8'})")
+        acts = [a for a in node.args if hasattr(a, "op") and not _is_const(a)]
+        feeds = [a for a in acts if ctx.input(a, node).dtype != "int8"]
+        producers = [_producer(a).name for a in feeds]
+        layers = [node.name, *producers] if out.dtype != "int8" else producers
+        what = " and ".join(([f"its output is {out.dtype}"] if out.dtype != "int8" else []) + (
+            [f"its input (from {', '.join(producers)}) is {ctx.input(feeds[0], node).dtype}"] if feeds else []))
+        raise LoweringError(f"{src}: {rules.canonical_op(node.target)}{mode}: {shape} has an int8 form only, and {what}; "
+                            f"put {' and '.join(layers)} in int8: precision={','.join(n + '=int8' for n in layers)} "
+                            "(scons; in Python precision={" + ", ".join(f"'{n}': 'int8'" for n in layers) + "})")
     kind, terms = _terms(node)
     if all(_is_const(a) for a, _ in terms):
         raise LoweringError(f"{src}: {node.name} has no activation operand (constants are folded by tabula.quantize)")
@@ -219,6 +226,14 @@ def lower(ctx, node) -> None:
     else:
         (a, _), (b, p) = sorted(terms, key=lambda t: _is_const(t[0]))  # the activation first
         _lower_mul(ctx, node, out, rank, a, b, p < 0, src)
+
+
+def _producer(n):
+    """The node that computes ``n``'s value: ``n`` with the quantize / dequantize nodes before it skipped
+    (the name a ``precision=`` key gives a layer)."""
+    while is_qdq(n) and n.args and hasattr(n.args[0], "op"):
+        n = n.args[0]
+    return n
 
 
 def _unary_table(ctx, node, out, src) -> bool:
