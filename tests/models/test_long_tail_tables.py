@@ -120,21 +120,28 @@ class Remainder(nn.Module):
         return x % 0.7, torch.fmod(x, 0.5), torch.remainder(x, -0.6)
 
 
-def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
-    """remainder / fmod by a number: int8 one TABLE, equal to PT2E's simulation on all 256 input codes
-    (q(f(dq(c)))); int16 has no form for a sawtooth (its jumps defeat the interpolating TABLE): the lowering
-    says so, naming the op."""
-    from tabula.errors import LoweringError
-
+def _three_tables_on_every_code(model_cls):
+    """``model_cls``'s int8 program (calibrated on seeded N(0, 2^2) rows of 256), which must be three TABLEs, the 256
+    input codes' real values and PT2E's simulation on them: ``(calib, program, x, sims)``."""
     torch.manual_seed(0)
     calib = torch.randn(8, 256) * 2
-    gm = tabula.quantize(Remainder().eval(), (calib[:1],), calib)
+    gm = tabula.quantize(model_cls().eval(), (calib[:1],), calib)
     program = tabula.lower(gm)
     assert [o.op for o in program.graph.ops] == ["TABLE"] * 3
     q = program.input_qparams[0]
     x = ((np.arange(-128, 128) - q.zero_point) * np.float32(q.scale)).astype(np.float32)[None]
     with torch.no_grad():
         sims = [s.numpy() for s in gm(torch.from_numpy(x))]
+    return calib, program, x, sims
+
+
+def test_remainder_by_a_constant_int8_on_every_code_and_refused_in_int16():
+    """remainder / fmod by a number: int8 one TABLE, equal to PT2E's simulation on all 256 input codes
+    (q(f(dq(c)))); int16 has no form for a sawtooth (its jumps defeat the interpolating TABLE): the lowering
+    says so, naming the op."""
+    from tabula.errors import LoweringError
+
+    calib, program, x, sims = _three_tables_on_every_code(Remainder)
     for got, sim in zip(program.run(x), sims):
         np.testing.assert_array_equal(got.reshape(sim.shape), sim)
     gm16 = tabula.quantize(Remainder().eval(), (calib[:1],), calib, scheme="a16w8")
@@ -181,15 +188,7 @@ def test_floor_and_trunc_division_by_a_constant_int8_on_every_code_and_refused_i
     form for a staircase over an unbounded quotient: the lowering says so, naming the op and the mode."""
     from tabula.errors import LoweringError
 
-    torch.manual_seed(0)
-    calib = torch.randn(8, 256) * 2
-    gm = tabula.quantize(FloorDivide().eval(), (calib[:1],), calib)
-    program = tabula.lower(gm)
-    assert [o.op for o in program.graph.ops] == ["TABLE"] * 3
-    q = program.input_qparams[0]
-    x = ((np.arange(-128, 128) - q.zero_point) * np.float32(q.scale)).astype(np.float32)[None]
-    with torch.no_grad():
-        sims = [s.numpy() for s in gm(torch.from_numpy(x))]
+    calib, program, x, sims = _three_tables_on_every_code(FloorDivide)
     for got, sim, qo, c, f in zip(program.run(x), sims, program.output_qparams, (0.5, 0.7, -0.6),
                                   (np.floor, np.floor, np.trunc)):
         np.testing.assert_array_equal(got.reshape(sim.shape), sim)
