@@ -11,7 +11,7 @@ import re
 import torch
 from torch.fx import Node
 
-__all__ = ["canonical_op", "node_source", "arg", "is_quantize", "is_dequantize", "is_dequantize_per_channel",
+__all__ = ["canonical_op", "replace_with_call", "node_source", "arg", "is_quantize", "is_dequantize", "is_dequantize_per_channel",
            "is_qdq", "fake_value"]
 
 Q = "quantized_decomposed.quantize_per_tensor"
@@ -137,3 +137,15 @@ def fake_value(node):
             return None
         node = node.args[0]
     return None
+
+
+def replace_with_call(graph, n: Node, target, args: tuple) -> Node:
+    """Put ``target(*args)`` (a ``call_function`` node) in ``n``'s place in ``graph``: inserted before ``n``, with
+    ``n``'s meta (its source line, stack trace and value), read by every user of ``n``; ``n`` is erased (the caller
+    erases what fed only ``n``).  Returns the new node."""
+    with graph.inserting_before(n):
+        new = graph.call_function(target, args)
+    new.meta.update(n.meta)
+    n.replace_all_uses_with(new)
+    graph.erase_node(n)
+    return new

@@ -120,6 +120,8 @@ def _static_reshapes(gm) -> None:
     node becomes ``torch.reshape(x, shape)`` -- the same op with the shape as Python ints."""
     import torch
 
+    from ..fx import replace_with_call
+
     changed = False
     for n in list(gm.graph.nodes):
         if n.op != "call_module" or type(gm.get_submodule(n.target)).__name__ != "OnnxReshape" or len(n.args) != 2:
@@ -133,11 +135,7 @@ def _static_reshapes(gm) -> None:
         shape = [int(v) for v in obj.reshape(-1).tolist()]
         if 0 in shape:
             continue
-        with gm.graph.inserting_before(n):
-            r = gm.graph.call_function(torch.reshape, (n.args[0], tuple(shape)))
-        r.meta.update(n.meta)
-        n.replace_all_uses_with(r)
-        gm.graph.erase_node(n)
+        replace_with_call(gm.graph, n, torch.reshape, (n.args[0], tuple(shape)))
         changed = True
     if changed:
         gm.graph.eliminate_dead_code()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch.fx import GraphModule
 
-from ..fx import canonical_op
+from ..fx import canonical_op, replace_with_call
 
 __all__ = ["fuse_silu"]
 
@@ -27,11 +27,7 @@ def fuse_silu(gm: GraphModule) -> int:
         for s, x in (n.args, n.args[::-1]):
             if (isinstance(s, torch.fx.Node) and s.op == "call_function" and canonical_op(s.target) == "aten.sigmoid"
                     and len(s.args) == 1 and s.args[0] is x and len(s.users) == 1):
-                with gm.graph.inserting_before(n):
-                    silu = gm.graph.call_function(torch.ops.aten.silu.default, (x,))
-                silu.meta.update(n.meta)
-                n.replace_all_uses_with(silu)
-                gm.graph.erase_node(n)
+                replace_with_call(gm.graph, n, torch.ops.aten.silu.default, (x,))
                 gm.graph.erase_node(s)
                 fused += 1
                 break

@@ -14,7 +14,7 @@ import numbers
 import torch
 from torch.fx import GraphModule, Node
 
-from ..fx import canonical_op
+from ..fx import canonical_op, replace_with_call
 
 __all__ = ["fuse_softsign", "softsign"]
 
@@ -56,11 +56,7 @@ def fuse_softsign(gm: GraphModule) -> int:
         if not isinstance(x, Node) or not _abs_plus_one(d, x):
             continue
         a = next(v for v in d.args if isinstance(v, Node))
-        with gm.graph.inserting_before(n):
-            s = gm.graph.call_function(torch.ops.tabula.softsign.default, (x,))
-        s.meta.update(n.meta)
-        n.replace_all_uses_with(s)
-        gm.graph.erase_node(n)
+        replace_with_call(gm.graph, n, torch.ops.tabula.softsign.default, (x,))
         gm.graph.erase_node(d)
         gm.graph.erase_node(a)
         fused += 1
