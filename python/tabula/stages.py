@@ -544,7 +544,11 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     dev_deq = [program.dequantize_outputs(d) for d in dev_outputs]
     dev_float = [np.concatenate([d[k] for d in dev_deq]) if n_dev else np.zeros((0,) + ref_float[k].shape[1:], np.float32)
                  for k in range(n_out)]
-    sqnr = [sqnr_db(f, r) for f, r in zip(float_out, ref_float)]
+    # an index (argmax) or mask (a comparison) output is a count of elements that differ from the float
+    # model's, not an SQNR: its codes are the values themselves
+    discrete = [f.dtype.kind in "biu" for f in float_out]
+    sqnr = [None if d else sqnr_db(f, r) for f, r, d in zip(float_out, ref_float, discrete)]
+    differ = [int((f != r.astype(f.dtype)).sum()) if d else None for f, r, d in zip(float_out, ref_float, discrete)]
 
     ticks = np.asarray(session.ticks, dtype=np.float64)
     tick_hz = session.tick_hz or 0
@@ -564,7 +568,7 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
         "device_accuracy": accuracy(dev_float[0], y[:n_dev] if y is not None else None) if n_dev else None,
         "bit_exact_mismatches": int(sum(mismatches)),
         "output_elements": int(sum(r.size for ro in ref_outputs for r in ro)),
-        "sqnr_db_vs_float": _worst(sqnr),
+        "sqnr_db_vs_float": _worst([v for v, d in zip(sqnr, discrete) if not d]),
         "instructions_per_inference": None if instructions is None else round(instructions),
         "ticks_per_inference": float(ticks.mean()) if len(ticks) else None,
         "tick_hz": tick_hz,
@@ -589,9 +593,12 @@ def run_and_report(elf_path, board_name: str, ir_dir, data_path, model_path, out
     if n_out > 1:  # every output its own figures; a single-output report keeps its form
         results["outputs"] = [
             {"index": k, "name": name, "shape": list(float_out[k].shape[1:]), "bit_exact_mismatches": mismatches[k],
-             "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k]}
+             "output_elements": int(sum(ro[k].size for ro in ref_outputs)), "sqnr_db_vs_float": sqnr[k],
+             **({"differ_from_float": differ[k]} if discrete[k] else {})}
             for k, name in enumerate(program.graph.outputs)
         ]
+    elif discrete[0]:
+        results["differ_from_float"] = differ[0]
     warnings = data_warnings(program, int_inputs, results["sqnr_db_vs_float"], model_path, xs)
     if warnings:
         results["warnings"] = warnings
@@ -871,9 +878,9 @@ def _tensor_leaves(value) -> list[np.ndarray]:
 
 
 def _worst(values: list) -> float | None:
-    """The lowest SQNR of several outputs (None if any is None): the headline figure of a
-    multi-output model; each output's own is under ``outputs``."""
-    return None if any(v is None for v in values) else min(values)
+    """The lowest SQNR of several outputs (None if any is None, or with none: a model whose outputs are all
+    indices or masks): the headline figure of a multi-output model; each output's own is under ``outputs``."""
+    return None if not values or any(v is None for v in values) else min(values)
 
 
 def _precision(ir_dir) -> dict | None:

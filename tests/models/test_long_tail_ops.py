@@ -145,3 +145,14 @@ def test_every_family_bit_exact_on_host(tmp_path):
     assert r["n_outputs_received"] == 8 and r["bit_exact_mismatches"] == 0
     ops = {o["op"] for o in json.loads((tmp_path / "b" / "host" / "tail" / "ir.json").read_text())["ops"]}
     assert {"MAXIMUM", "MINIMUM", "GREATER", "EQUAL", "SELECT", "REVERSE", "REDUCE_MIN", "ARGMAX"} <= ops
+    # the class index: elements that differ from the float model's argmax, no SQNR; the headline SQNR is the
+    # worst of the three value outputs
+    program, xt = tabula.load(tmp_path / "b" / "host" / "tail"), x[16:]
+    with torch.no_grad():
+        floats = [model(xt[i : i + 1]) for i in range(len(xt))]
+    index = np.concatenate([f[3].numpy() for f in floats])
+    ref = program.run(xt.numpy())[3]
+    outs = r["outputs"]
+    assert outs[3]["sqnr_db_vs_float"] is None and outs[3]["differ_from_float"] == int((ref != index).sum())
+    assert all("differ_from_float" not in o and o["sqnr_db_vs_float"] is not None for o in outs[:3])
+    assert r["sqnr_db_vs_float"] == min(o["sqnr_db_vs_float"] for o in outs[:3])

@@ -58,7 +58,7 @@ def printable(value):
 #: What print_table reads from each list of records: (required keys, optional keys), each with its kind:
 #: "num" a number, "num?" a number or null, "text", "list".
 _RECORDS = {
-    "outputs": ({"index": "num", "shape": "list", "bit_exact_mismatches": "num", "sqnr_db_vs_float": "num?"}, {}),
+    "outputs": ({"index": "num", "shape": "list", "bit_exact_mismatches": "num", "sqnr_db_vs_float": "num?"}, {"differ_from_float": "num"}),
     "memory": ({"region": "text"}, {"length": "num?", "used": "num?", "constants": "num?", "n_constants": "num?",
                                     "arena": "num?"}),
     "profile": ({}, {"macs": "num?", "ticks": "num?", "instructions": "num?", "instr_per_mac": "num?", "share": "num?"}),
@@ -153,7 +153,7 @@ def print_table(results: dict) -> None:
     results = printable(results)
     keys = [
         "board", "runner", "n_samples", "float_accuracy", "reference_accuracy", "device_accuracy",
-        "bit_exact_mismatches", "sqnr_db_vs_float", "instructions_per_inference", "flash_bytes",
+        "bit_exact_mismatches", "sqnr_db_vs_float", "differ_from_float", "instructions_per_inference", "flash_bytes",
         "ram_bytes", "arena_bytes", "wall_seconds",
     ]
     width = max(len(k) for k in keys)
@@ -162,8 +162,9 @@ def print_table(results: dict) -> None:
         if k in results:
             print(f"  {k:<{width}}  {_fmt(results[k], k)}")
     for o in results.get("outputs") or []:  # several model outputs: one line each
-        print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, "
-              f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
+        vs_float = (f"elements differing from float {o['differ_from_float']}" if "differ_from_float" in o
+                    else f"sqnr_db_vs_float {_fmt(o['sqnr_db_vs_float'], 'sqnr_db_vs_float')}")
+        print(f"  output {o['index']} {str(o['shape']):<18} bit_exact_mismatches {o['bit_exact_mismatches']}, {vs_float}")
     for r in results.get("memory") or []:
         name = r["region"]
         what = [f"{r.get('n_constants', '?')} constants {r['constants']} B" if r.get("constants") else "",

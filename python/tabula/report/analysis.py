@@ -255,7 +255,7 @@ def build_report(program, *, emitted: list[dict] | None = None, offsets: dict | 
     act_dtype = next((g.tensors[n].dtype for n in g.inputs), None)
     model = {k: results.get(k) for k in (
         "board", "runner", "n_samples", "float_accuracy", "reference_accuracy", "device_accuracy", "bit_exact_mismatches",
-        "sqnr_db_vs_float", "instructions_per_inference", "flash_bytes", "ram_bytes", "arena_bytes", "wall_seconds")
+        "sqnr_db_vs_float", "differ_from_float", "instructions_per_inference", "flash_bytes", "ram_bytes", "arena_bytes", "wall_seconds")
         if results.get(k) is not None}
     model.update({"ir_ops": len(g.ops), "emitted_ops": len(emitted) or None,
                   "macs": sum(r["macs"] for r in rows), "weight_bytes": sum(r["weight_bytes"] for r in rows),
