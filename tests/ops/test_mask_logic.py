@@ -200,3 +200,53 @@ def test_what_is_not_a_boolean_mask_is_refused_up_front_by_name(fn, named):
     x = torch.randn(4, 2, 8)
     with pytest.raises(UnsupportedOpError, match=named):
         tabula.quantize(_Fn(fn).eval(), (x[:1],), x)
+
+
+class Gate(nn.Module):
+    """Masks of two activations and of numbers combined into where / masked_fill, a row mask from any."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x):  # [1, 4, 8]
+        a, b = self.a(x), self.b(x)
+        m = (a > 0.5) & (b < 0.0) | ~(a > b)
+        rows = torch.logical_xor(a > 1.0, b > 1.0).any(-1, keepdim=True)
+        return torch.where(m, a, b), a.masked_fill(rows, 0.0), torch.where(torch.logical_not(m) ^ True, b, 0.25), m
+
+
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_masks_into_where_match_pt2e_simulation(scheme):
+    """where / masked_fill select under the combined masks: the mask equals PT2E's simulation exactly, the selected
+    values within the linears' own rounding (tests/models/test_long_tail_ops.py's bound)."""
+    torch.manual_seed(8)
+    model, x = Gate().eval(), torch.randn(24, 4, 8)
+    gm = tabula.quantize(model, (x[:1],), x[:16], scheme=scheme)
+    program = tabula.lower(gm)
+    for t in x[16:]:
+        with torch.no_grad():
+            sims = [s.numpy() for s in gm(t[None])]
+        got = program.run(t[None].numpy())
+        np.testing.assert_array_equal(got[3].reshape(sims[3].shape), sims[3].astype(np.float32))  # the mask
+        for g, sim, q in zip(got[:3], sims[:3], program.output_qparams):
+            # the linears' codes: within 1 LSB int8 (a RESCALE rounds ties half up), a few LSB a16w8
+            assert np.abs(g - sim).max() / q.scale <= (1.0 + 1e-3 if scheme == "int8" else 4.0)
+    ops = [o.op for o in program.graph.ops]
+    assert ops.count("SELECT") == 3 and {"BITWISE_AND", "BITWISE_OR", "BITWISE_XOR", "REDUCE_MAX"} <= set(ops)
+
+
+@pytest.mark.tosa
+@pytest.mark.parametrize("scheme", ["int8", "a16w8"])
+def test_the_tosa_export_on_the_tosa_reference_model_equals_the_reference(scheme, rng):
+    """The masks' BITWISE_* / REDUCE_MAX on int8 are valid TOSA 1.0: the official reference model runs the
+    exported graph to the Python reference's codes."""
+    from tabula import tosa as T
+
+    torch.manual_seed(9)
+    x = torch.randn(16, 4, 8)
+    program = tabula.lower(tabula.quantize(Gate().eval(), (x[:1],), x, scheme=scheme))
+    for t in x[:3]:
+        ins = program.quantize_inputs(t[None].numpy())
+        for got, want in zip(T.run_graph(program.graph, ins), program.run_int(*ins)):
+            np.testing.assert_array_equal(np.asarray(got).reshape(want.shape), want)
