@@ -40,6 +40,8 @@ tables; nothing else decides an op's qparams.  A leaf (torch only), so every sta
                  activation against a number (a threshold code); output: a boolean mask, not quantized
                  (int8 0 / 1 in the IR), read by ``where`` (JOINING over its two value operands).
 ``INDEX``        argmax/argmin: input the producer's grid; output int32 indices, not quantized.
+``MASK``         and / or / xor / not of boolean masks (``&``, ``|``, ``^``, ``~``, ``logical_*``) and ``any``:
+                 inputs and output masks (int8 0 / 1 in the IR), never quantized -- no annotation at all.
 
 Fused activations: a producer in :data:`FUSING_PRODUCERS` whose only user is an activation in
 :data:`FUSED_ACTIVATIONS` (relu, relu6, hardtanh, clamp with constant bounds) has no grid of its own:
@@ -65,7 +67,7 @@ from .fx import canonical_op
 aten = torch.ops.aten
 
 __all__ = ["OpClass", "WEIGHTED", "WEIGHT_AXIS", "TABLE", "Domain", "DOMAIN", "domain_of", "SHARED", "JOINING", "ARITHMETIC",
-           "JOINING_ARGS", "joined_inputs", "COMPARISON", "INDEX",
+           "JOINING_ARGS", "joined_inputs", "COMPARISON", "INDEX", "MASK",
            "REWRITTEN", "STEP_GRID_KEY", "IGNORED", "IDENTITY", "ASSERTS", "STRUCTURAL", "canonical_op", "op_class", "is_identity",
            "supported_ops", "FixedGrid", "SOFTMAX_GRID", "FIXED_OUTPUT", "MATMUL", "FUSED_ACTIVATIONS",
            "FUSING_PRODUCERS", "fused_activation", "NORMALIZE", "AVERAGING", "own_average_grid"]
@@ -84,6 +86,7 @@ class OpClass(Enum):
     NORMALIZE = "normalize"
     COMPARISON = "comparison"
     INDEX = "index"
+    MASK = "mask"
 
 
 #: Weighted ops: aten packet name -> index of (input, weight, bias) in the node's args.
@@ -288,6 +291,17 @@ COMPARISON: dict[str, tuple[int, int]] = {
 #: the output is integer indices (int32 in the IR, PyTorch's int64), not quantized.
 INDEX: dict[str, int] = {"aten.argmax": 0, "aten.argmin": 0}
 
+#: Mask logic: packet name -> the indices of its mask operands.  Boolean masks (a comparison's, a constant's)
+#: combined, negated or reduced: every operand and the output is a mask, never quantized (int8 0 / 1 in the IR,
+#: TOSA's bool), so the op has no grid and no annotation; the integer op on 0 / 1 is the logical one, exact.
+#: ``&`` / ``|`` / ``^`` / ``~`` reach the graph as ``__and__`` / ... (or ``bitwise_*`` called by name); a
+#: number operand (``m & True``) is a boolean constant.  ``any``: over a dim, dims, or every element.
+MASK: dict[str, tuple[int, ...]] = {
+    **{n: (0, 1) for n in ("aten.bitwise_and", "aten.__and__", "aten.logical_and", "aten.bitwise_or", "aten.__or__",
+                           "aten.logical_or", "aten.bitwise_xor", "aten.__xor__", "aten.logical_xor")},
+    **{n: (0,) for n in ("aten.bitwise_not", "aten.logical_not", "aten.any")},
+}
+
 #: Arithmetic ops: of two activations, or of an activation and a constant (div: by a constant only).
 ARITHMETIC: frozenset[str] = frozenset({"aten.add", "aten.sub", "aten.mul", "aten.rsub", "aten.neg", "aten.div",
                                         "aten.remainder", "aten.fmod", "aten.floor_divide"})
@@ -419,6 +433,7 @@ _CLASS_OF: dict[str, OpClass] = {
     **{n: OpClass.JOINING for n in JOINING_ARGS},
     **{n: OpClass.COMPARISON for n in COMPARISON},
     **{n: OpClass.INDEX for n in INDEX},
+    **{n: OpClass.MASK for n in MASK},
 }
 
 

@@ -51,7 +51,8 @@ def test_listing_counts_the_ops_tabulas_rules_and_lowerings_take(tmp_path):
     assert rows["aten.split_copy.Tensor"]["graph"] == ["aten.slice"]  # split: one slice per piece
     assert rows["aten.arange.start_step"]["graph"] == ["aten.add"]  # the arange folded into a constant
     bit_and = rows["aten.bitwise_and.Tensor"]  # `&` of two masks exports as aten.__and__
-    assert not bit_and["covered"] and bit_and["reason"] == "aten.__and__" and bit_and["category"] == op_coverage.MASKS
+    assert bit_and["covered"] and bit_and["graph"] == ["aten.gt", "aten.lt", "aten.__and__"]
+    assert bit_and["class"] == "mask"
     assert rows["aten.__lshift__.Scalar"]["category"] == op_coverage.INTEGER
 
 

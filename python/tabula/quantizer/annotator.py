@@ -441,6 +441,8 @@ class TabulaQuantizer(Quantizer):
                 producer_annotated = isinstance(x, Node) and _ANN in x.meta and x.meta[_ANN].output_qspec
                 ann = QuantizationAnnotation({x: SharedQuantizationSpec(x) if producer_annotated else self._act(x)}, None,
                                              _annotated=True)
+            elif cls is rules.OpClass.MASK:
+                continue  # masks in, a mask out: nothing to quantize (rules.MASK)
             else:
                 continue
             node.meta[_ANN] = ann

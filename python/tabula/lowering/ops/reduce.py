@@ -13,13 +13,20 @@ ATEN = ["aten.amax", "aten.amin"]
 
 
 def lower(ctx, node) -> None:
-    src = node_source(node)
     x, out = ctx.shared(node)
-    rank = len(x.shape)
     dims = arg(node, 1, "dim", [])
     dims = [dims] if isinstance(dims, int) else list(dims)
-    dims = sorted({int(d) % rank for d in dims}) if dims else list(range(rank))
     op = "REDUCE_MAX" if canonical_op(node.target) == "aten.amax" else "REDUCE_MIN"
+    reduce_dims(ctx, node, x, out, op, dims or range(len(x.shape)))
+
+
+def reduce_dims(ctx, node, x, out, op: str, dims) -> None:
+    """``op`` (REDUCE_MAX / REDUCE_MIN) of IR tensor ``x`` over PyTorch dims ``dims`` (negative allowed), one
+    op per dim in increasing order, into ``out`` (an existing tensor of ``x``'s dtype and grid: the reduced
+    dims kept as 1, or dropped -- then the kept axes are moved first in PyTorch's order and RESHAPEd)."""
+    src = node_source(node)
+    rank = len(x.shape)
+    dims = sorted({int(d) % rank for d in dims})
     shape = list(x.shape)
     cur = x
     for d in dims:
