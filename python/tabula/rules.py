@@ -229,6 +229,15 @@ SHARED: dict[str, int] = {
     "aten.amin": 0,  # REDUCE_MIN on the codes, one per dim
     "aten.sum": 0,  # own output grid (AVERAGING): the int32 sum and one RESCALE
     "aten.cumsum": 0,  # own output grid (AVERAGING): FULLY_CONNECTED with triangular ones, one RESCALE
+    # indexing by constant indices: GATHER of a constant index map (codes copied; lowering/ops/gather.py)
+    "aten.gather": 0,
+    "aten.index": 0,  # x[..., index] with index tensors (constants)
+    "aten.index_select": 0,
+    "aten.as_strided": 0,  # strides over the input's row-major elements
+    "aten.unfold": 0,
+    # the table (arg 0, a weight) on a per-tensor activation grid observed over it, the rows GATHERed at the
+    # int32 indices an argmax wrote: the output shares the table's grid (lowering/ops/embedding.py)
+    "aten.embedding": 0,
 }
 
 #: Averages whose output gets its own calibrated grid instead of the input's (``aten.mean`` over any dims but
@@ -267,6 +276,13 @@ JOINING_ARGS: dict[str, tuple[int, ...]] = {
     "aten.maximum": (0, 1),
     "aten.minimum": (0, 1),
     "aten.where": (1, 2),  # where(condition, self, other)
+    # writes at constant indices (GATHER of a constant index map over x and the values:
+    # lowering/ops/scatter.py): the grid is observed over x and the written values, so a constant value
+    # outside x's range is on it too (quantized onto it by PT2E, saturating at its ends)
+    "aten.index_put": (0, 2),  # index_put(self, indices, values, accumulate=False)
+    "aten.index_copy": (0, 3),  # index_copy(self, dim, index, source)
+    "aten.select_scatter": (0, 1),  # select_scatter(self, src, dim, index)
+    "aten.slice_scatter": (0, 1),  # slice_scatter(self, src, dim, start, end, step)
 }
 
 

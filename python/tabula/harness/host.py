@@ -457,6 +457,14 @@ class KernelLib:
         self.call("tabula_tile", x, x.shape, multiples, x.ndim, x.itemsize, out)
         return out
 
+    def gather(self, values, indices) -> np.ndarray:
+        """``tabula_gather`` (TOSA GATHER): values [N, K, C] of any dtype, int32 indices [N, W] -> [N, W, C]."""
+        values, indices = np.asarray(values, order="C"), np.ascontiguousarray(indices, dtype=np.int32)
+        n, k, c = values.shape
+        out = out_like((n, indices.shape[1], c), values.dtype)
+        self.call("tabula_gather", values, indices, n, k, indices.shape[1], c * values.itemsize, out)
+        return out
+
     # ---- reductions, the fused softmax ----------------------------------------------------------
     @staticmethod
     def _around(shape, axis: int) -> tuple[int, int, int]:

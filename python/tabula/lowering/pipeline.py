@@ -222,7 +222,7 @@ class LoweringContext:
 
     def _quantized_const(self, dq: Node, user: Node) -> Tensor:
         """The IR constant of ``dequantize_per_tensor(get_attr)``: the integer data PT2E quantized,
-        NCHW -> NHWC for 4-D, with the dequantize's (scale, zero_point).  One constant per node."""
+        NCHW -> NHWC for 4-D, a 0-D scalar as shape ``(1,)``, with the dequantize's (scale, zero_point).  One constant per node."""
         if dq in self._tensor_of:
             return self.graph.tensors[self._tensor_of[dq]]
         data = self._attr(dq.args[0])
@@ -234,6 +234,8 @@ class LoweringContext:
         values = data.numpy()
         if values.ndim == 4:
             values = values.transpose(0, 2, 3, 1)
+        if values.ndim == 0:  # a quantized scalar (index_put's value): one element, as raw_const's
+            values = values.reshape(1)
         t = Tensor(self.fresh(f"{user.name}_{dq.args[0].name}"), tuple(values.shape), ir_dtype, float(scale), int(zp))
         self.graph.add_tensor(t, values)
         self._tensor_of[dq] = t.name

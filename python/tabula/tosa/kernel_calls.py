@@ -149,6 +149,7 @@ CALLS: dict[str, Call] = {
     "REVERSE": _reverse,
     "REDUCE_MIN": _reduce("reduce_min"),
     "ARGMAX": _reduce("argmax"),
+    "GATHER": lambda lib, ins, a: lib.gather(*ins),
 }
 
 
