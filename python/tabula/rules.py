@@ -373,6 +373,8 @@ REWRITTEN: dict[str, str] = {
                  "the input and of h (weights stored once), sigmoid / tanh TABLEs, mul / add; c and h on one grid "
                  "over every step",
     "aten.gru": "as aten.lstm (gates r, z, n; h = n + z * (h - n))",
+    "aten.rnn_tanh": "as aten.lstm (one gate: h = tanh(linear(x) + linear(h)))",
+    "aten.rnn_relu": "as aten.lstm (one gate: h = relu(linear(x) + linear(h)), the relu fused into the add)",
     "aten.scaled_dot_product_attention": "matmul(q, k^T), the scaled (masked) softmax tabula.softmax, matmul(p, v)",
     "aten.split": "one slice per piece",
     "aten.split_with_sizes": "one slice per piece",
@@ -402,6 +404,13 @@ REWRITTEN: dict[str, str] = {
     "aten.var": "mean((x - mean(x))^2) over the dims, * n / (n - correction): means, SUB, MUL, one RESCALE",
     "aten.addmm": "beta * b + alpha * (m1 @ m2): linear(m1, alpha * m2^T, beta * b) with m2 from constants, else mm, "
                   "mul, add",
+    "aten.constant_pad_nd": "pad(x, pad, 'constant', value) (PAD)",
+    "aten.copy": "dst.copy_(src): src, expanded to dst's shape",
+    "aten.einsum": "permute / reshape each operand to 3-D, bmm (MATMUL), reshape / permute to the output (one or two "
+                   "operands; an index of one operand only summed first)",
+    "aten.cosine_similarity": "sum(a * rsqrt(clamp(sum(a * a), eps^2)) * b * rsqrt(...), dim): int32 sums, rsqrt "
+                              "TABLE, MULs",
+    "aten.max_pool2d_with_indices": "max_pool2d (the values; the indices unread)",
 }
 
 #: ``node.meta`` key set by the passes that unroll a recurrence (:mod:`tabula.quantizer.unroll_recurrent_pass`):

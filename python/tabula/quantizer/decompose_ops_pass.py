@@ -44,6 +44,26 @@ So PT2E observes and quantizes what the device computes (``rules.REWRITTEN`` lis
   correction)`` (PyTorch's definition; ``n`` the number of elements reduced; ``var.dim``'s ``unbiased`` is
   correction 1 / 0): the int32 means with their own grids, SUB, MUL, and the factor as one RESCALE.
 
+* ``clamp(x, min, max)`` with a tensor bound (``clamp.Tensor``): a constant bound of one element (0-d, or every
+  element alike) -> that number (``clamp(x, lo, hi)``, CLAMP on the codes); any other bound -> ``maximum(x, min)``
+  then ``minimum(., max)`` (PyTorch's ``min(max(x, lo), hi)``, elementwise with broadcasting): a constant bound is
+  quantized onto x's grid, an activation bound shares it (JOINING: MAXIMUM / MINIMUM on one grid are exact).
+* ``constant_pad_nd(x, pad, value)`` -> ``pad(x, pad, "constant", value)`` (the same op: ``F.pad``'s constant mode).
+* ``copy(dst, src)`` (``dst.copy_(src)``) -> ``src`` broadcast to ``dst``'s shape (``expand``; the same float dtype):
+  ``dst``'s values are overwritten, only its shape is read.
+* ``einsum(eq, a, b)`` (one or two operands, no ``...``, no index repeated in an operand) -> ``permute`` each operand
+  to ``[batch, free, contracted]`` / ``[batch, contracted, free]``, ``reshape`` to 3-D, ``bmm`` (MATMUL), ``reshape``
+  and ``permute`` to the output's index order; an index read by one operand only and not in the output is summed
+  first (``sum``), and one operand alone is ``permute`` (+ ``sum``).  PyTorch's ``torch.einsum`` index semantics.
+* ``cosine_similarity(a, b, dim, eps)`` -> ``sum(na * nb, dim)`` with ``nx = x * rsqrt(clamp(sum(x * x, dim,
+  keepdim), eps^2))`` (PyTorch's definition ``a / max(|a|, eps) . b / max(|b|, eps)``; ATen's own
+  ``clamp_min(eps^2)`` of the squared norms): int32 sums, the rsqrt TABLE, MULs.  Bound:
+  :func:`cosine_similarity_error_bound`.
+* ``max_pool2d_with_indices(x, ...)`` whose indices are not read -> ``max_pool2d(x, ...)`` (the same values).
+* ``pow(a, b)`` of two tensors (``pow.Tensor_Tensor``): a constant exponent of one element -> ``pow(a, number)``
+  (the TABLE); else ``exp(b * log(a))`` (``a > 0``: PyTorch's value there), the log and exp TABLEs with observed
+  output grids and the MUL of two activations between them.  Bound: :func:`pow_error_bound`.
+
 A node :func:`unsupported` refuses is left for :func:`tabula.quantizer.annotator.check_supported`
 to list, with the reason.
 """
@@ -58,7 +78,8 @@ from torch.fx.node import map_arg
 from ..fx import arg, canonical_op, fake_value
 from . import softmax_op  # noqa: F401  (registers torch.ops.tabula.softmax)
 
-__all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_bound"]
+__all__ = ["decompose_ops", "unsupported", "DECOMPOSED", "log_softmax_error_bound", "cosine_similarity_error_bound",
+           "pow_error_bound"]
 
 aten = torch.ops.aten
 
@@ -69,9 +90,14 @@ _SHUFFLES = ("aten.pixel_shuffle", "aten.pixel_unshuffle")
 _LOG_SOFTMAX = ("aten.log_softmax", "aten._log_softmax")
 _NORMS = ("aten.group_norm", "aten.linalg_vector_norm", "aten.clamp_min", "aten.expand_as")
 _SIMPLE = ("aten.prelu", "aten._safe_softmax", "aten.addmm", "aten.tril", "aten.triu", "aten.var")
+#: Ops of the rules table rewritten only in some of their uses (:func:`_rewrites`): a clamp with a tensor bound, a pow
+#: with a tensor exponent; their other uses are lowered as they are.
+_SOME_USES = ("aten.clamp", "aten.pow")
+_LONG_TAIL = ("aten.constant_pad_nd", "aten.copy", "aten.einsum", "aten.cosine_similarity",
+              "aten.max_pool2d_with_indices", *_SOME_USES)
 #: The ops this pass rewrites.
 DECOMPOSED = ("aten.scaled_dot_product_attention", "aten.stack", *_SPLITS, *_LIKE, "aten.masked_fill", "aten.glu",
-              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA)
+              *_SHUFFLES, *_LOG_SOFTMAX, *_NORMS, *_SIMPLE, *_EXTREMA, *_LONG_TAIL)
 
 
 def _is_const(n) -> bool:
@@ -155,6 +181,63 @@ def unsupported(node: Node) -> str | None:
     if name in (*_SPLITS, *_EXTREMA) and any(not (u.op == "call_function" and canonical_op(u.target) == "_operator.getitem")
                                for u in node.users):
         return "whose result is used other than piece by piece (y[i])"
+    if name in _LONG_TAIL:
+        return _long_tail_unsupported(node, name)
+    return None
+
+
+def _rewrites(node: Node) -> bool:
+    """Whether :func:`decompose_ops` rewrites ``node``: every :data:`DECOMPOSED` op but those of :data:`_SOME_USES`,
+    which only with a tensor bound (clamp) or a tensor exponent (pow); their other uses are lowered as they are."""
+    name = canonical_op(node.target)
+    if name == "aten.clamp":
+        return any(isinstance(arg(node, i, k, None), Node) for i, k in ((1, "min"), (2, "max")))
+    if name == "aten.pow":
+        return node.target == aten.pow.Tensor_Tensor
+    return True
+
+
+def _einsum_terms(node: Node) -> tuple[list[str], str]:
+    """The operand index strings and the output's of an ``einsum`` node (implicit output: the indices read once,
+    sorted, as PyTorch forms it)."""
+    eq = str(node.args[0]).replace(" ", "")
+    lhs, out = eq.split("->") if "->" in eq else (eq, None)
+    ins = lhs.split(",")
+    if out is None:
+        joined = "".join(ins)
+        out = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    return ins, out
+
+
+def _long_tail_unsupported(node: Node, name: str) -> str | None:
+    if name == "aten.copy":
+        dst, src = fake_value(node.args[0]), fake_value(node.args[1])
+        if dst is not None and src is not None and dst.dtype != src.dtype:
+            return f"from {src.dtype} into {dst.dtype} (a conversion: tabula runs float32 models)"
+        if isinstance(node.args[0], Node) and len(node.args[0].users) > 1:
+            return "whose destination is read elsewhere (read the result of copy_ instead)"
+    if name == "aten.max_pool2d_with_indices":
+        pieces = all(u.op == "call_function" and canonical_op(u.target) == "_operator.getitem" for u in node.users)
+        if not pieces or any(int(u.args[1]) == 1 and u.users for u in node.users):
+            return "whose indices are read (tabula computes the values only: max_pool2d)"
+    if name == "aten.einsum":
+        eq = str(node.args[0])
+        if "..." in eq:
+            return f"{eq!r} with '...' (name every index)"
+        ins, out = _einsum_terms(node)
+        ops = list(node.args[1])
+        if len(ops) not in (1, 2) or len(ins) != len(ops):
+            return f"{eq!r} of {len(ops)} operands (one or two: nest two-operand einsums)"
+        if any(len(set(t)) != len(t) for t in ins + [out]):
+            return f"{eq!r} with an index repeated in one term (a diagonal)"
+        sizes: dict[str, int] = {}
+        for t, o in zip(ins, ops):
+            v = fake_value(o)
+            if v is None or v.dim() != len(t):
+                return f"{eq!r} on an operand of another rank"
+            for c, n in zip(t, v.shape):
+                if sizes.setdefault(c, int(n)) != int(n):
+                    return f"{eq!r} with index {c!r} of sizes {sizes[c]} and {int(n)} (broadcasting: expand first)"
     return None
 
 
@@ -455,6 +538,147 @@ def log_softmax_error_bound(row_len: int, s_d: float, s_e: float, s_sum: float, 
     return 0.5 + (s_d / 2 + row_len * s_e / 2 + s_sum / 2 + s_log) / s_out
 
 
+def _clamp_tensor(gm: GraphModule, node: Node) -> Node:
+    x = node.args[0]
+    e = _Emitter(gm, node)
+    bounds = []
+    for i, key in ((1, "min"), (2, "max")):
+        b = arg(node, i, key, None)
+        if _is_const(b):
+            v = _const_value(gm, b)
+            if v.numel() == 1 or bool((v == v.reshape(-1)[0]).all()):
+                b = float(v.reshape(-1)[0])
+        bounds.append(b)
+    lo, hi = bounds  # PyTorch's order: min(max(x, lo), hi)
+    if not isinstance(lo, Node) and not isinstance(hi, Node):
+        x = e(aten.clamp.default, x, lo, hi)
+        lo = hi = None
+    if lo is not None:
+        x = e(aten.maximum.default, x, lo) if isinstance(lo, Node) else e(aten.clamp.default, x, lo)
+    if hi is not None:
+        x = e(aten.minimum.default, x, hi) if isinstance(hi, Node) else e(aten.clamp.default, x, None, hi)
+    shape = list(node.meta["val"].shape)  # a one-valued bound of more dims than x broadcasts x
+    return x if list(fake_value(x).shape) == shape else e(aten.expand.default, x, shape)
+
+
+def _constant_pad(gm: GraphModule, node: Node) -> Node:
+    x, pad = node.args[:2]
+    return _Emitter(gm, node)(aten.pad.default, x, list(pad), "constant", float(arg(node, 2, "value", 0.0)))
+
+
+def _copy(gm: GraphModule, node: Node) -> Node:
+    dst, src = node.args[:2]
+    shape = list(fake_value(dst).shape)
+    if list(fake_value(src).shape) == shape:
+        return src
+    return _Emitter(gm, node)(aten.expand.default, src, shape)
+
+
+def _max_pool_values(gm: GraphModule, node: Node) -> None:
+    for u in list(node.users):
+        if int(u.args[1]) == 0:
+            u.replace_all_uses_with(_Emitter(gm, u)(aten.max_pool2d.default, *node.args, **node.kwargs))
+        gm.graph.erase_node(u)
+
+
+def _einsum(gm: GraphModule, node: Node) -> Node:
+    ins, out = _einsum_terms(node)
+    ops = list(node.args[1])
+    e = _Emitter(gm, node)
+    size = {c: int(n) for t, o in zip(ins, ops) for c, n in zip(t, fake_value(o).shape)}
+
+    def permute(x, have: str, want: str):
+        perm = [have.index(c) for c in want]
+        return x if perm == list(range(len(perm))) else e(aten.permute.default, x, perm)
+
+    def reshape(x, shape: list[int]):
+        return x if list(fake_value(x).shape) == shape else e(aten.reshape.default, x, shape)
+
+    def sum_out(x, have: str, keep: str) -> tuple[Node, str]:
+        """``x`` summed over the indices of ``have`` that are not in ``keep``."""
+        dims = [i for i, c in enumerate(have) if c not in keep]
+        if not dims:
+            return x, have
+        return e(aten.sum.dim_IntList, x, dims), "".join(c for c in have if c in keep)
+
+    if len(ops) == 1:
+        x, have = sum_out(ops[0], ins[0], out)
+        return permute(x, have, out)
+    (a, b), (ta, tb) = ops, ins
+    a, ta = sum_out(a, ta, tb + out)
+    b, tb = sum_out(b, tb, ta + out)
+    batch = "".join(c for c in out if c in ta and c in tb)
+    contract = "".join(c for c in ta if c in tb and c not in out)
+    left = "".join(c for c in ta if c not in tb)
+    right = "".join(c for c in tb if c not in ta)
+    n = lambda idx: math.prod(size[c] for c in idx)  # noqa: E731
+    a3 = reshape(permute(a, ta, batch + left + contract), [n(batch), n(left), n(contract)])
+    b3 = reshape(permute(b, tb, batch + contract + right), [n(batch), n(contract), n(right)])
+    y = reshape(e(aten.bmm.default, a3, b3), [size[c] for c in batch + left + right])
+    return permute(y, batch + left + right, out)
+
+
+def _cosine_similarity(gm: GraphModule, node: Node) -> Node:
+    a, b = node.args[:2]
+    shape = list(torch.broadcast_shapes(fake_value(a).shape, fake_value(b).shape))
+    dim = int(arg(node, 2, "dim", 1)) % len(shape)
+    eps = float(arg(node, 3, "eps", 1e-8))
+    e = _Emitter(gm, node)
+
+    def unit(x):
+        if list(fake_value(x).shape) != shape:
+            x = e(aten.expand.default, x, shape)
+        r = e(aten.rsqrt.default, e(aten.clamp.default, e(aten.sum.dim_IntList, e(aten.mul.Tensor, x, x), [dim], True),
+                                    eps * eps))
+        # rsqrt's output grid from what it produces: its input grid reaches 0, the pole, whose exact image is unbounded
+        r.meta["tabula_table_output"] = "observed"
+        return e(aten.mul.Tensor, x, r)
+
+    return e(aten.sum.dim_IntList, e(aten.mul.Tensor, unit(a), unit(b)), [dim])
+
+
+def cosine_similarity_error_bound(n: int, s_u: float, s_p: float, s_out: float) -> float:
+    """A first-order bound, in output LSB, on ``|y - cosine_similarity(a, b)|`` for the decomposition above against
+    the exact value on the dequantized inputs, from the grids' steps (real units): ``s_u`` the coarser of the two unit
+    vectors' grids (``nx = x * rsqrt(|x|^2)``, entries in [-1, 1]), ``s_p`` the grid of their product, ``s_out`` the
+    output's, ``n`` the length of the reduced dim.  A unit vector's entry errs by at most its own rounding
+    ``s_u / 2`` plus what the squared norm's and rsqrt's roundings carry into it, counted here as one more
+    ``s_u / 2`` (the measured part, ``tests/models/test_long_tail_decomposed.py``); a product ``u v`` of entries
+    ``|u|, |v| <= 1`` errs by ``|u| e_v + |v| e_u`` plus its own ``s_p / 2``, summed over the ``n`` entries with
+    ``sum |u_i| <= sqrt(n)`` (Cauchy-Schwarz), and the sum's RESCALE rounds once more::
+
+        bound = 1/2 + (2 sqrt(n) s_u + n s_p / 2) / s_out
+    """
+    return 0.5 + (2 * math.sqrt(n) * s_u + n * s_p / 2) / s_out
+
+
+def _pow_tensor(gm: GraphModule, node: Node) -> Node:
+    a, b = node.args[:2]
+    e = _Emitter(gm, node)
+    if _is_const(b):
+        v = _const_value(gm, b)
+        if v.numel() == 1 or bool((v == v.reshape(-1)[0]).all()):
+            return e(aten.pow.Tensor_Scalar, a, float(v.reshape(-1)[0]))
+    log = e(aten.log.default, a)
+    log.meta["tabula_table_output"] = "observed"
+    y = e(aten.exp.default, e(aten.mul.Tensor, b, log))
+    y.meta["tabula_table_output"] = "observed"
+    return y
+
+
+def pow_error_bound(y_max: float, b_max: float, s_log: float, s_m: float, s_out: float) -> float:
+    """A first-order bound, in output LSB, on ``|y - a ** b|`` for ``exp(b * log(a))`` against the exact power of the
+    dequantized inputs, from the grids' steps (real units): ``s_log`` the log TABLE's output grid (one rounding,
+    ``s_log / 2``; int16 table plans within ``s_log``), ``s_m`` the MUL's (``s_m / 2``), ``s_out`` the exp TABLE's.
+    The MUL's input ``log a`` errs by ``s_log``, times ``|b| <= b_max``; exp carries an input error ``d`` as
+    ``y (e^d - 1) ~ y d`` with ``y <= y_max`` the largest output::
+
+        bound = 1 + y_max (b_max s_log + s_m / 2) / s_out
+
+    (1: exp's own rounding, int16 within 1 LSB.)  Measured in ``tests/models/test_long_tail_decomposed.py``."""
+    return 1.0 + y_max * (b_max * s_log + s_m / 2) / s_out
+
+
 def _like(gm: GraphModule, node: Node) -> Node:
     v = node.meta["val"]
     name = canonical_op(node.target)
@@ -471,7 +695,7 @@ def decompose_ops(gm: GraphModule) -> int:
         if node.op != "call_function":
             continue
         name = canonical_op(node.target)
-        if name not in DECOMPOSED or unsupported(node):
+        if name not in DECOMPOSED or not _rewrites(node) or unsupported(node):
             continue
         if name == "aten.scaled_dot_product_attention" and _is_const(arg(node, 3, "attn_mask", None)):
             masks.add(str(arg(node, 3, "attn_mask", None).target))
@@ -479,6 +703,8 @@ def decompose_ops(gm: GraphModule) -> int:
             _pieces(gm, node)
         elif name in _EXTREMA:
             _extrema(gm, node)
+        elif name == "aten.max_pool2d_with_indices":
+            _max_pool_values(gm, node)
         else:
             fn = {"aten.scaled_dot_product_attention": _attention, "aten.stack": _stack,
                   "aten.masked_fill": _masked_fill, "aten.glu": _glu, "aten.pixel_shuffle": _shuffle,
@@ -486,7 +712,9 @@ def decompose_ops(gm: GraphModule) -> int:
                   "aten._log_softmax": _log_softmax, "aten.group_norm": _group_norm,
                   **{k: _norms for k in _NORMS[1:]}, "aten.prelu": _prelu, "aten._safe_softmax": _safe_softmax,
                   "aten.addmm": _addmm, "aten.tril": _triangle, "aten.triu": _triangle,
-                  "aten.var": _var}.get(name, _like)
+                  "aten.var": _var, "aten.clamp": _clamp_tensor, "aten.constant_pad_nd": _constant_pad,
+                  "aten.copy": _copy, "aten.einsum": _einsum, "aten.cosine_similarity": _cosine_similarity,
+                  "aten.pow": _pow_tensor}.get(name, _like)
             node.replace_all_uses_with(fn(gm, node))
         gm.graph.erase_node(node)
         count += 1

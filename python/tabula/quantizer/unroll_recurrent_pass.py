@@ -1,16 +1,19 @@
-"""Unroll ``nn.LSTM`` / ``nn.GRU`` (``aten.lstm.input`` / ``aten.gru.input``, as ``torch.export`` gives
-them) over their fixed sequence length into ops of the rules table, before quantization.
+"""Unroll ``nn.LSTM`` / ``nn.GRU`` / ``nn.RNN`` (``aten.lstm.input`` / ``aten.gru.input`` /
+``aten.rnn_tanh.input`` / ``aten.rnn_relu.input``, as ``torch.export`` gives them) over their fixed sequence
+length into ops of the rules table, before quantization.
 
-Each step of each layer becomes, per gate ``k`` (LSTM ``i f g o``, GRU ``r z n``: PyTorch's row blocks
-of ``weight_ih`` / ``weight_hh``)::
+Each step of each layer becomes, per gate ``k`` (LSTM ``i f g o``, GRU ``r z n``, RNN ``h``: PyTorch's row
+blocks of ``weight_ih`` / ``weight_hh``)::
 
     z_k = linear(x_t, W_ih[k], b_ih[k] + b_hh[k]) + linear(h, W_hh[k])      (GRU n: see below)
     LSTM:  i, f, o = sigmoid(z_i, z_f, z_o);  g = tanh(z_g)
            c = f * c + i * g;  h = o * tanh(c)
     GRU:   r, z = sigmoid(z_r, z_z);  n = tanh(linear(x_t, W_in, b_in) + r * linear(h, W_hn, b_hn))
            h = n + z * (h - n)
+    RNN:   h = tanh(z_h) (``nonlinearity="tanh"``) or relu(z_h) (``"relu"``: fused into the add / linear
+           before it, the CLAMP in its epilogue)
 
-(PyTorch's equations, ``torch.nn.LSTM`` / ``torch.nn.GRU`` documentation; ``(1 - z) * n + z * h`` is
+(PyTorch's equations, ``torch.nn.LSTM`` / ``torch.nn.GRU`` / ``torch.nn.RNN`` documentation; ``(1 - z) * n + z * h`` is
 written ``n + z * (h - n)``: one op fewer, the same real value.)  ``x_t`` is ``slice`` + ``view`` of the
 input along the time dim (1 with ``batch_first``, else 0); layer ``l > 0`` reads layer ``l - 1``'s ``h``
 of the same step.  Every gate's weight rows are one buffer (``<module>_w_ih_l<l>_<gate>``) that every
@@ -57,10 +60,12 @@ aten = torch.ops.aten
 GATES: dict[str, tuple[tuple[str, str], ...]] = {
     "aten.lstm": (("i", "aten.sigmoid"), ("f", "aten.sigmoid"), ("g", "aten.tanh"), ("o", "aten.sigmoid")),
     "aten.gru": (("r", "aten.sigmoid"), ("z", "aten.sigmoid"), ("n", "aten.tanh")),
+    "aten.rnn_tanh": (("h", "aten.tanh"),),
+    "aten.rnn_relu": (("h", "aten.relu"),),
 }
 RECURRENT_OPS = tuple(GATES)
 
-_ACT = {"aten.sigmoid": aten.sigmoid.default, "aten.tanh": aten.tanh.default}
+_ACT = {"aten.sigmoid": aten.sigmoid.default, "aten.tanh": aten.tanh.default, "aten.relu": aten.relu.default}
 _COPY_META = ("stack_trace", "nn_module_stack", "source_fn_stack", "torch_fn")
 
 
@@ -73,7 +78,7 @@ def _parts(node: Node) -> dict:
 
 
 def unsupported(node: Node) -> str | None:
-    """Why the captured recurrent ``node`` (``aten.lstm`` / ``aten.gru``) cannot be unrolled, or None;
+    """Why the captured recurrent ``node`` (``aten.lstm`` / ``aten.gru`` / ``aten.rnn_*``) cannot be unrolled, or None;
     :func:`tabula.quantizer.annotator.check_supported` lists it before calibration."""
     name = canonical_op(node.target)
     if getattr(node.target, "_overloadname", "input") != "input":
@@ -223,6 +228,8 @@ def _layer(b: _Builder, gm: GraphModule, name: str, xs: list[Node], weights: lis
             c = _State(node=ig)
             tc = b.call(aten.tanh.default, (ig,), role("tc"))
             h = _State(node=b.call(aten.mul.Tensor, (a["o"], tc), role("h")))
+        elif name != "aten.gru":  # an RNN: h is the gate
+            h = _State(node=a["h"])
         else:
             r = rows["n"]
             xn = b.call(aten.linear.default, (x_t, wi["n"], b.const(f"b_in_l{layer}", b_ih[r])), role("xn"))
@@ -290,7 +297,7 @@ def _replace_state(b: _Builder, item: Node, last: list[Node]) -> None:
 
 
 def unroll_recurrent(gm: GraphModule) -> int:
-    """Unroll every supported ``aten.lstm`` / ``aten.gru`` node of ``gm`` in place (see the module
+    """Unroll every supported recurrent node (:data:`GATES`) of ``gm`` in place (see the module
     docstring); a node :func:`unsupported` refuses is left for the quantizer's check to list.
     Returns how many were unrolled."""
     done = 0
@@ -302,7 +309,7 @@ def unroll_recurrent(gm: GraphModule) -> int:
         b = _Builder(gm, node, node.name)
         layers, has_bias, batch_first = int(p["num_layers"]), bool(p["has_biases"]), bool(p["batch_first"])
         per = 4 if has_bias else 2
-        hx = list(p["hx"]) if name == "aten.lstm" else [p["hx"]]
+        hx = list(p["hx"]) if name == "aten.lstm" else [p["hx"]]  # GRU / RNN: one state
         xs = _step_inputs(b, p["input"], batch_first)
         last_h, last_c = [], []
         for layer in range(layers):
