@@ -64,7 +64,8 @@
 typedef struct {
     const tabula_requant *requant;
     int32_t zp, lo, hi;
-    int32_t vec; /* Helium, int8: every shift >= 33, the vector requantization (tabula_requant4_s8_mve) */
+    int32_t vec; /* Helium: the vector requantization -- int8: every shift >= 33 (tabula_requant4_s8_mve);
+                  * int16: tabula_dw_vec16_ok (tabula_requant4_s16_mve) */
 } tabula_dw_rq;
 
 /* Write accumulator a of output channel o at output element pix + o: the accumulator itself, or
@@ -113,7 +114,11 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
-        rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
+#if TABULA_DW_WIDE
+        rq.vec = requant && tabula_dw_vec16_ok(requant, bias, c * mult);
+#else
+        rq.vec = requant && tabula_requant_shifts_ge33(requant, c * mult);
+#endif
 #if !TABULA_DW_WIDE
         if (mult == 1 && rq.vec
             && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {
