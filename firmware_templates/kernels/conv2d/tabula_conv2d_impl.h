@@ -17,10 +17,14 @@
  *
  * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV_PATCH_MAX elements,
  * each output pixel's receptive field is gathered once into a contiguous patch (padded taps hold
- * input_zp, so they contribute (zp - zp) w = 0) and every output channel is one predicated dot product
- * over it (VMLADAVA: acc = bias + sum x w - input_zp sum w; int16: VMLALDAVA into a 64-bit
- * accumulator), modulo 2^32 (2^64) like the scalar path, so both paths give the same bits.
- * -DTABULA_PORTABLE_ONLY=1 forces the scalar path.  (int8 CONV2D with symmetric weights and a folded
+ * input_zp, so they contribute (zp - zp) w = 0).  int8: every output channel is one predicated dot
+ * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8): the field is a row
+ * of the input itself when it can be (a 1xk window inside the input), else gathered (conv_field16_mve),
+ * then tabula_gemv_s16_mve (tabula_mve.h): two output channels per input-vector load (VMLALDAVA into
+ * 64-bit accumulators started at the bias, 3 loads + 2 MACs per 16 MACs) and the int48 requantization
+ * 4 channels per vector where they fit int32 and every shift is in [17, 46] (tabula_requant4_s16_mve),
+ * else per channel.  Sums modulo 2^32 (2^64) like the scalar path, so both paths give the same bits.
+ * -DTABULA_PORTABLE_ONLY=1 forces the scalar path; -DTABULA_NO_ASM=1 the C twin of the assembly loop.  (int8 CONV2D with symmetric weights and a folded
  * bias takes tabula_conv2d_s8_folded, the faster kernel codegen calls.)
  *
  * DSP (Cortex-M4, M7, M33), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX values: int8

@@ -36,7 +36,10 @@
  * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
  * (listed once per clipped window).  int8: the bias is added in the lanes and everything wraps modulo
  * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
- * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
+ * 256 taps: < 2^31) and is added to the 64-bit bias per channel -- or, when every bias lies in [-2^30,
+ * 2^30) and every shift in [17, 46] (tabula_dw_vec16_ok: bias + sum is then exact in int32), to its low
+ * word in the lanes, and 8 channels are requantized as two vectors (tabula_requant4_s16_mve: the same
+ * apply_scale_16, tabula_mve.h).  Both paths give the same bits;
  * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
  *
  * DSP (Cortex-M4, M7, M33: tabula_dsp.h for the lanes), with weight_zp == 0, multiplier 1 and KH*KW <= 256: four
