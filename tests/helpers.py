@@ -136,9 +136,9 @@ def requant_block(rng, acc, kind: str = "random"):
     return requant.pack(zp, lo, hi, m, s)
 
 
-def requant_block16(rng, acc):
+def requant_block16(rng, acc, out_min: int = -32768, shifts=None):
     """A requant block for int48 accumulators: multipliers < 2^15, output zp 0, int16 outputs (some
-    saturate)."""
+    saturate) clamped to [out_min, 32767]; ``shifts``: {channel: shift} set after the random ones."""
     import numpy as np
 
     from tabula import requant
@@ -146,7 +146,9 @@ def requant_block16(rng, acc):
     log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
     m = rng.integers(2**14, 2**15, acc.shape[-1])
     s = rng.integers(log2 - 2, log2 + 2, acc.shape[-1]).clip(2, 62)
-    return requant.pack(0, -32768, 32767, m, s)
+    for ch, v in (shifts or {}).items():
+        s[ch] = v
+    return requant.pack(0, out_min, 32767, m, s)
 
 
 def run_kernel_cases(lib, cases):

@@ -8,6 +8,8 @@
 #ifndef TABULA_MVE_H
 #define TABULA_MVE_H
 
+#include <string.h>
+
 #include "tabula_requant.h"
 
 #if TABULA_HAVE_MVE
@@ -43,6 +45,162 @@ static inline int64_t tabula_dot_s16_s8_mve(const int16_t *x, const int8_t *w, i
         dot = vmlaldavaq_p_s16(dot, xv, wv, p);
     }
     return dot;
+}
+
+/*
+ * Two int16 x int8 dot products over one input row: *a0 += sum_j x[j] w0[j], *a1 += sum_j x[j] w1[j]
+ * over j < len (len >= 1), 64-bit accumulators modulo 2^64 like the scalar paths' uint64 sums (int16
+ * CONV2D / FULLY_CONNECTED, a16w8).  Each input vector (8 int16) is loaded once for both rows, the int8
+ * weights sign-extended to int16 by VLDRB.S16, one VMLALDAVA per row: 3 loads + 2 MACs per 16 MACs.
+ * Assembly: a tail-predicated low-overhead loop (DLSTP.16 / LETP: the last 1..7 lanes predicated by the
+ * loop, nothing read past any row; VMLALDAVA's RdaLo / RdaHi in an even / odd register); the C twin below it (-DTABULA_NO_ASM=1) sums the same products.
+ */
+static inline void tabula_dot2_s16_s8_mve(const int16_t *x, const int8_t *w0, const int8_t *w1, int32_t len,
+                                          int64_t *a0, int64_t *a1)
+{
+#if TABULA_USE_ASM
+    /* RdaLo / RdaHi pinned to r0 / r1 and r2 / r3 (gcc 12 has no odd-register constraint) */
+    register uint32_t l0 __asm__("r0") = (uint32_t)(uint64_t)*a0;
+    register uint32_t h0 __asm__("r1") = (uint32_t)((uint64_t)*a0 >> 32);
+    register uint32_t l1 __asm__("r2") = (uint32_t)(uint64_t)*a1;
+    register uint32_t h1 __asm__("r3") = (uint32_t)((uint64_t)*a1 >> 32);
+    __asm__ volatile("dlstp.16 lr, %[len]\n"
+                     "1:\n\t"
+                     "vldrh.s16 q0, [%[x]], #16\n\t"
+                     "vldrb.s16 q1, [%[w0]], #8\n\t"
+                     "vmlaldava.s16 %[l0], %[h0], q0, q1\n\t"
+                     "vldrb.s16 q2, [%[w1]], #8\n\t"
+                     "vmlaldava.s16 %[l1], %[h1], q0, q2\n\t"
+                     "letp lr, 1b\n"
+                     : [l0] "+r"(l0), [h0] "+r"(h0), [l1] "+r"(l1), [h1] "+r"(h1), [x] "+r"(x), [w0] "+r"(w0),
+                       [w1] "+r"(w1)
+                     : [len] "r"(len)
+                     : "lr", "q0", "q1", "q2", "memory");
+    *a0 = tabula_u64_to_s64(((uint64_t)h0 << 32) | l0);
+    *a1 = tabula_u64_to_s64(((uint64_t)h1 << 32) | l1);
+#else
+    int64_t s0 = *a0, s1 = *a1;
+    int32_t j;
+    for (j = 0; j < len; j += 8) {
+        const mve_pred16_t p = vctp16q((uint32_t)(len - j));
+        const int16x8_t xv = vldrhq_z_s16(x + j, p);
+        s0 = vmlaldavaq_p_s16(s0, xv, vldrbq_z_s16(w0 + j, p), p);
+        s1 = vmlaldavaq_p_s16(s1, xv, vldrbq_z_s16(w1 + j, p), p);
+    }
+    *a0 = s0;
+    *a1 = s1;
+#endif
+}
+
+/* 1 when every shift of the out_c channels of an int16-output block is in [17, 46]: the range where
+ * tabula_requant4_s16_mve is exact (real a16w8 layers: their 15-bit multipliers put s near 15 +
+ * log2(1 / scale)). */
+static inline int tabula_requant_s16_vec_ok(const tabula_requant *rq, int32_t out_c)
+{
+    int32_t o;
+    for (o = 0; o < out_c; ++o) {
+        const int32_t s = tabula_requant_s(rq, o);
+        if (s < 17 || s > 46) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * Vectorized apply_scale_16 of 4 accumulators that fit int32 (the caller knows: acc is the exact int48
+ * value) of output channels o .. o+3 to int16: lane l becomes clamp(apply_scale_16(acc[l], m, s) + zp,
+ * lo, hi), bit-exact with tabula_requantize48 for every shift s in [17, 46] (tabula_requant_s16_vec_ok).
+ * Proof: m < 2^15, so m' = m 2^16 < 2^31 is a valid VMULH operand and p' = acc m' (|p'| < 2^62) is
+ * p = acc m times 2^16; t = VMULH(acc, m') = floor(p' / 2^32); VRSHL(t, 16 - s) is the rounding right
+ * shift by n = s - 16 in [1, 30]: floor((floor(p' / 2^32) + 2^(n-1)) / 2^n) = floor((p' + 2^(s+15)) /
+ * 2^(s+16)) = floor((p + 2^(s-1)) / 2^s), TOSA's apply_scale_16 (|t| < 2^30: + zp cannot overflow), then
+ * the clamp in 32-bit lanes and VSTRH.32 of the first `count` (1..4) lanes.
+ */
+static inline void tabula_requant4_s16_mve(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count,
+                                           int32_t zp, int32_t lo, int32_t hi, int16_t *out)
+{
+    const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */
+    const int32_t *requant = tabula_requant_words(rq);
+    int32x4_t m, s, v;
+    mve_pred16_t p = 0;
+    if (count == 4) {
+        m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);
+        s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);
+    } else {
+        p = vctp32q((uint32_t)count);
+        m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);
+        s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p);
+    }
+    v = vrshlq_s32(vmulhq_s32(acc, vshlq_n_s32(m, 16)), vsubq_s32(vdupq_n_s32(16), s));
+    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    if (count == 4) {
+        vstrhq_s32(out, v);
+    } else {
+        vstrhq_p_s32(out, v, p);
+    }
+}
+
+/*
+ * Write n (1..) int48 accumulators acc[0..n) (int64_t) of output channels o.. to out: int64 (rq ==
+ * NULL), else requantized to int16 -- per 4 channels, when vec (every shift in [17, 46]) and all 4 fit
+ * int32 (their high words the sign of their low words: VLD2 splits them), by tabula_requant4_s16_mve,
+ * otherwise by tabula_requantize48 per channel; the same bits either way.
+ */
+static inline void tabula_store_row48_mve(const int64_t *acc, int32_t o, int32_t n, const tabula_requant *rq, int vec,
+                                          int32_t zp, int32_t lo, int32_t hi, void *out)
+{
+    int32_t i = 0, l;
+    if (!rq) {
+        memcpy((int64_t *)out + o, acc, (size_t)n * sizeof(int64_t));
+        return;
+    }
+    for (; vec && i < n; i += 4) {
+        const int32_t cnt = n - i < 4 ? n - i : 4;
+        const int32x4x2_t lh = vld2q_s32((const int32_t *)(const void *)(acc + i)); /* low, high words */
+        const mve_pred16_t fit = vcmpeqq_s32(lh.val[1], vshrq_n_s32(lh.val[0], 31));
+        if ((fit & (uint32_t)vctp32q((uint32_t)cnt)) == (uint32_t)vctp32q((uint32_t)cnt)) {
+            tabula_requant4_s16_mve(lh.val[0], rq, o + i, cnt, zp, lo, hi, (int16_t *)out + o + i);
+        } else {
+            for (l = 0; l < cnt; ++l) {
+                TABULA_STORE_ACC48(out, o + i + l, acc[i + l], rq, o + i + l, zp, lo, hi);
+            }
+        }
+    }
+    for (; i < n; ++i) {
+        TABULA_STORE_ACC48(out, o + i, acc[i], rq, o + i, zp, lo, hi);
+    }
+}
+
+/* Output channels per tile of tabula_gemv_s16_mve's int64 scratch (512 bytes of stack). */
+#define TABULA_GEMV16_TILE 64
+
+/*
+ * One int16 row x (len values) against out_c int8 weight rows (w, row o at w + o len): output o =
+ * (bias ? bias[o] : 0) + sum_j x[j] w[o len + j] modulo 2^64, written by tabula_store_row48_mve (int64,
+ * or requantized to int16; vec: every shift in [17, 46]) at out's channels 0..out_c.  Per tile of
+ * TABULA_GEMV16_TILE channels, 2 rows per tabula_dot2_s16_s8_mve (an odd last row paired with itself,
+ * its second sum ignored).  Out of line: inlined into the pixel loops gcc 12 would spill around the
+ * assembly loop.
+ */
+static __attribute__((noinline, unused)) void tabula_gemv_s16_mve(const int16_t *x, int32_t len, const int8_t *w,
+                                                                 int32_t out_c, const int64_t *bias,
+                                                                 const tabula_requant *rq, int vec, void *out)
+{
+    int64_t acc[TABULA_GEMV16_TILE + 1]; /* + 1: an odd last row's ignored second sum */
+    const int32_t zp = rq ? rq->output_zp : 0, lo = rq ? rq->out_min : 0, hi = rq ? rq->out_max : 0;
+    int32_t t, o;
+    for (t = 0; t < out_c; t += TABULA_GEMV16_TILE) {
+        const int32_t nt = out_c - t < TABULA_GEMV16_TILE ? out_c - t : TABULA_GEMV16_TILE;
+        for (o = 0; o < nt; o += 2) {
+            const int8_t *w0 = w + (t + o) * len, *w1 = o + 1 < nt ? w0 + len : w0;
+            int64_t a0 = bias ? bias[t + o] : 0, a1 = (bias && o + 1 < nt) ? bias[t + o + 1] : 0;
+            tabula_dot2_s16_s8_mve(x, w0, w1, len, &a0, &a1);
+            acc[o] = a0;
+            acc[o + 1] = a1;
+        }
+        tabula_store_row48_mve(acc, t, nt, rq, vec, zp, lo, hi, out);
+    }
 }
 
 /*

@@ -464,6 +464,53 @@ def test_conv2d_s16_on_every_target(kernels_on, rng, target):
     run_kernel_cases(kernels_on(target), cases)
 
 
+# int16 x int8 with accumulators that fit int32 (biases within 2^20): Helium's vector int48 epilogue
+# (4 channels per vector, shifts in [17, 46]) next to its per-channel fallback -- a channel whose bias
+# (2^40) keeps its block of 4 out of int32, a block with a shift of 16 or 47 (the whole call per channel).
+# Fields: 1x1 rows of the input itself (kws's 64 -> 64 pointwise), a 1x3 row inside the input, 3x3 with
+# padding gathered as rows on an odd width, kws's 10x4x1 first conv (stride 2, asymmetric padding), ic's
+# 3x3x3, dilation_x 2 (tap by tap), padding-only pixels; output channel tails 1-3 and odd (a row paired
+# with itself), inputs at the int16 ends, outputs saturating and clamped at 0 (a fused ReLU).
+# (N, H, W, Cin, Cout, KH, KW, pad, stride, dilation, int16-end inputs, out_min, big-bias channel, shifts)
+S16_VEC_CASES = [
+    (1, 3, 5, 64, 64, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), False, -32768, None, None),
+    (1, 5, 7, 16, 13, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), True, 0, None, None),
+    (1, 4, 6, 5, 9, 1, 3, (0, 0, 0, 0), (1, 1), (1, 1), True, -32768, 5, None),
+    (1, 13, 10, 1, 64, 10, 4, (4, 5, 1, 2), (2, 2), (1, 1), False, 0, None, None),
+    (1, 6, 6, 3, 16, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), True, -32768, 2, None),
+    (1, 6, 9, 4, 7, 2, 3, (1, 0, 2, 2), (1, 2), (1, 2), True, -32768, None, None),
+    (1, 2, 2, 9, 6, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), False, -32768, None, None),
+    (1, 3, 3, 8, 10, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), False, -32768, None, {3: 16}),
+    (1, 3, 3, 8, 11, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), True, -32768, None, {0: 47}),
+]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s16_vector_epilogue_on_every_target(kernels_on, rng, target):
+    cases, outs = [], []
+    for case in S16_VEC_CASES:
+        n, h, w, cin, cout, kh, kw, pad, stride, dil, ends, lo, big, shifts = case
+        if ends:
+            x = rng.choice(np.array([-32768, 32767], np.int16), (n, h, w, cin))
+        else:
+            x = rng.integers(-32768, 32767, (n, h, w, cin), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (cout, kh, kw, cin))
+        b = rng.integers(-(2**20), 2**20, cout, dtype=np.int64)
+        if big is not None:
+            b[big] = 2**40
+        a = _attrs(pad, stride, dil, 0, 0)
+        acc = conv2d.run([x, wt, b], a)
+        block = requant_block16(rng, acc, lo, shifts)
+        want = requant.reference(acc, block, True)
+        outs.append(want)
+        cases += [(f"{case} acc", lambda lib, x=x, wt=wt, b=b, a=a: lib.conv2d(x, wt, b, **a, requant=None), acc),
+                  (f"{case} requant", lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.conv2d(x, wt, b, **a, requant=r),
+                   want)]
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs])
+    assert (flat == 32767).any() and (flat == -32768).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.5
+
+
 @pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
 def test_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
     """Sums beyond int32 (outside the IR contract, which proves they fit): bias 2^31 - 1000, then

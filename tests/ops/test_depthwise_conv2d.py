@@ -409,6 +409,56 @@ def test_depthwise_conv2d_s16_on_every_target(kernels_on, rng, target):
     run_kernel_cases(kernels_on(target), cases)
 
 
+# int16 x int8 with biases within 2^30: Helium's vector int48 epilogue (8 channels as two vectors of exact
+# int32 sums) -- channel tails 1-7 and 9-15, clipped windows with stride and dilation, windows in the
+# padding, multiplier 2 (the gathered input), 256 real taps of (-32768)(-128) with biases at -2^30 and
+# 2^30 - 1 (the int32 ends), inputs at the int16 ends, outputs saturating and clamped at 0; next to the
+# per-channel fallback: a bias of 2^30 (the whole call), a shift of 16 or 47.
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, int16-end inputs, out_min, bias override, shifts)
+S16_VEC_CASES = [
+    *[(1, 4, 5, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), c % 2 == 1, -32768, None, None) for c in (1, 3, 8, 13, 64)],
+    (2, 5, 5, 12, 1, 3, 3, (2, 1, 0, 3), (2, 2), (2, 1), True, 0, None, None),
+    (1, 3, 2, 8, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), False, -32768, None, None),
+    (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), True, -32768, None, None),
+    (1, 16, 16, 4, 1, 16, 16, (0, 0, 0, 0), (1, 1), (1, 1), True, -32768, "ends", None),
+    (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), True, -32768, "2^30", None),
+    (1, 4, 4, 9, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), False, 0, None, {4: 16}),
+    (1, 4, 4, 9, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), False, -32768, None, {8: 47}),
+]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_depthwise_conv2d_s16_vector_epilogue_on_every_target(kernels_on, rng, target):
+    cases, outs = [], []
+    for case in S16_VEC_CASES:
+        n, h, w, c, m, kh, kw, pad, stride, dil, ends, lo, bias, shifts = case
+        if ends:
+            x = rng.choice(np.array([-32768, 32767], np.int16), (n, h, w, c))
+        else:
+            x = rng.integers(-32768, 32767, (n, h, w, c), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (kh, kw, c, m))
+        b = rng.integers(-(2**20), 2**20, c * m, dtype=np.int64)
+        if bias == "ends":   # tap sums of +-2^30 (every product +-2^22) on biases at int32's reach
+            x[:] = -32768
+            wt[..., 0::2, :] = -128
+            wt[..., 1::2, :] = 127
+            b[0::2], b[1::2] = 2**30 - 1, -(2**30)
+        elif bias == "2^30":
+            b[3] = 2**30
+        a = _attrs(pad, stride, dil, 0, 0)
+        acc = depthwise_conv2d.run([x, wt, b], a)
+        block = requant_block16(rng, acc, lo, shifts)
+        want = requant.reference(acc, block, True)
+        outs.append(want)
+        cases += [(f"{case} acc", lambda lib, x=x, wt=wt, b=b, a=a: lib.depthwise_conv2d(x, wt, b, **a, requant=None),
+                   acc),
+                  (f"{case} requant", lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.depthwise_conv2d(
+                      x, wt, b, **a, requant=r), want)]
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs])
+    assert (flat == 32767).any() and (flat == -32768).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.5
+
+
 @pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
 def test_depthwise_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
     """Sums beyond int32 (outside the IR contract): bias 2^31 - 1000 and +32,385 at every tap of the even

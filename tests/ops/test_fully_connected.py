@@ -245,3 +245,59 @@ def test_vector_requant_ties_and_extremes(kernels_on, target):
     got = kernels_on(target).fully_connected(x, w, acc.astype(np.int32), input_zp=0, weight_zp=0, requant=block)
     np.testing.assert_array_equal(got, requant.reference(acc.astype(np.int32)[None, :], block))
 
+
+
+@pytest.mark.parametrize("target", kernel_targets("host", "m55", "m55-noasm", "m55-portable"))
+def test_vector_requant16_ties_and_extremes(kernels_on, target):
+    """Helium's int48 vector epilogue (tabula_requant4_s16_mve, 4 channels per vector for accumulators
+    that fit int32, shifts 17..46) on crafted accumulators (x = 0, so acc = bias): exact ties of both
+    signs at shifts 17, 18, 30 and 46 (half toward +infinity: -2.5 -> -2), int32's ends with multiplier
+    2^15 - 1, multipliers 0 and 1, a 2^31 accumulator (just outside int32: its block per channel), a
+    tail of 3 channels, outputs saturating both ways and a clamp at 0 -- equal to TOSA apply_scale_16
+    (reference RESCALE) lane by lane."""
+    acc, s = [], []
+    for k in (17, 18, 30, 46):
+        acc += [(2 * j + 1) << (k - 1) for j in range(-6, 6)] if k < 30 else [(2 * j + 1) << (k - 17) for j in range(-6, 6)]
+        s += [k] * 12
+    acc += [2**31 - 1, -(2**31), 2**31 - 2, -(2**31) + 1, 0, 1, -1, 2**31, (1 << 30) + 12345, -(3 << 29), 5, -5]
+    s += [17, 17, 46, 46, 17, 17, 17, 17, 20, 20, 17, 17]
+    acc += [2**30, -(2**30), 77]
+    s += [17, 17, 17]
+    acc, s = np.array(acc, np.int64), np.array(s)
+    cout = acc.size
+    m = np.ones(cout, np.int64)
+    m[48:52] = 2**15 - 1
+    m[52], m[53] = 0, 1
+    m[56:60] = 2**14 + 99
+    m[60:] = 2**15 - 1
+    x, w = np.zeros((1, 24), np.int16), np.ones((cout, 24), np.int8)
+    lib = kernels_on(target)
+    for lo in (-32768, 0):
+        block = requant.pack(0, lo, 32767, m, s)
+        want = requant.reference(acc[None, :], block, True)
+        got = lib.fully_connected(x, w, acc, input_zp=0, weight_zp=0, requant=block)
+        np.testing.assert_array_equal(got, want)
+    assert (want == 32767).any() and (want == 0).any()  # saturating and clamped outputs among them
+    big = requant.reference(acc[None, :], requant.pack(0, -32768, 32767, m, s), True)
+    assert (big == -32768).any() and len(set(big.reshape(-1).tolist())) > 10
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_fully_connected_s16_vector_epilogue_on_every_target(kernels_on, rng, target):
+    """int16 rows whose accumulators fit int32 (biases within 2^20; one channel's 2^40 keeps its block
+    of 4 out): Helium's vector int48 epilogue, output channel tails 1-3, odd counts, inputs at the int16
+    ends, a shift of 16 (the whole call per channel)."""
+    cases = []
+    for n, cin, cout, big, shifts in ((1, 64, 12, None, None), (2, 37, 7, 4, None), (3, 8, 5, None, None),
+                                      (1, 200, 10, None, {2: 16})):
+        x = rng.choice(np.array([-32768, 32767], np.int16), (n, cin)) if n == 3 else \
+            rng.integers(-32768, 32767, (n, cin), endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (cout, cin))
+        b = rng.integers(-(2**20), 2**20, cout, dtype=np.int64)
+        if big is not None:
+            b[big] = 2**40
+        acc = fully_connected.run([x, wt, b], {"input_zp": 0, "weight_zp": 0})
+        block = requant_block16(rng, acc, -32768, shifts)
+        cases.append((f"{(n, cin, cout)}", lambda lib, x=x, wt=wt, b=b, r=block: lib.fully_connected(
+            x, wt, b, input_zp=0, weight_zp=0, requant=r), requant.reference(acc, block, True)))
+    run_kernel_cases(kernels_on(target), cases)

@@ -17,10 +17,14 @@
  *
  * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV_PATCH_MAX elements,
  * each output pixel's receptive field is gathered once into a contiguous patch (padded taps hold
- * input_zp, so they contribute (zp - zp) w = 0) and every output channel is one predicated dot product
- * over it (VMLADAVA: acc = bias + sum x w - input_zp sum w; int16: VMLALDAVA into a 64-bit
- * accumulator), modulo 2^32 (2^64) like the scalar path, so both paths give the same bits.
- * -DTABULA_PORTABLE_ONLY=1 forces the scalar path.  (int8 CONV2D with symmetric weights and a folded
+ * input_zp, so they contribute (zp - zp) w = 0).  int8: every output channel is one predicated dot
+ * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8): the field is a row
+ * of the input itself when it can be (a 1xk window inside the input), else gathered (conv_field16_mve),
+ * then tabula_gemv_s16_mve (tabula_mve.h): two output channels per input-vector load (VMLALDAVA into
+ * 64-bit accumulators started at the bias, 3 loads + 2 MACs per 16 MACs) and the int48 requantization
+ * 4 channels per vector where they fit int32 and every shift is in [17, 46] (tabula_requant4_s16_mve),
+ * else per channel.  Sums modulo 2^32 (2^64) like the scalar path, so both paths give the same bits.
+ * -DTABULA_PORTABLE_ONLY=1 forces the scalar path; -DTABULA_NO_ASM=1 the C twin of the assembly loop.  (int8 CONV2D with symmetric weights and a folded
  * bias takes tabula_conv2d_s8_folded, the faster kernel codegen calls.)
  *
  * DSP (Cortex-M4, M7, M33), with weight_zp == 0 and a patch of at most TABULA_DSP_PATCH_MAX values: int8
@@ -63,9 +67,47 @@
 /* The patch paths, Helium (both widths) and DSP int16: per output pixel (conv_pixel) the receptive field
  * is gathered once into a contiguous patch of at most TABULA_CONV_PATCH_MAX values (padded taps hold the
  * input zero point, so they add (zp - zp) w = 0), then every output channel is a dot product over it. */
-#if TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
+#if TABULA_HAVE_MVE && TABULA_CONV_WIDE
+#define TABULA_CONV_PATCH_MAX 1024
+/* The receptive field of the window at (iy0, ix0) of image b (len = kh*kw*c <= TABULA_CONV_PATCH_MAX
+ * values) as one contiguous int16 row: a 1x1 window inside the input is its input row (no copy); an
+ * interior window with dilation_x 1 is gathered as kh rows of kw*c values; otherwise tap by tap, a
+ * padded tap as zeros (int16 is symmetric: (0 - 0) w adds nothing).  Byte copies (tabula_copy_s8_mve)
+ * of 2 bytes per value. */
+static const int16_t *conv_field16_mve(const tabula_window *win, const int16_t *input, int32_t b, int32_t iy0,
+                                       int32_t ix0, int16_t *patch)
+{
+    const int32_t c = win->c, kh = win->kernel_h, kw = win->kernel_w, h = win->h, w = win->w;
+    int16_t *dst = patch;
+    int32_t ky, kx;
+    if (win->dilation_x == 1 && iy0 >= 0 && ix0 >= 0 && iy0 + (kh - 1) * win->dilation_y < h && ix0 + kw - 1 < w) {
+        const int16_t *row = input + ((b * h + iy0) * w + ix0) * c;
+        if (kh == 1) {
+            return row; /* one row of kw*c contiguous values: itself */
+        }
+        for (ky = 0; ky < kh; ++ky, dst += kw * c, row += win->dilation_y * w * c) {
+            tabula_copy_s8_mve((int8_t *)dst, (const int8_t *)row, 2 * kw * c);
+        }
+        return patch;
+    }
+    for (ky = 0; ky < kh; ++ky) {
+        const int32_t iy = iy0 + ky * win->dilation_y;
+        for (kx = 0; kx < kw; ++kx, dst += c) {
+            const int32_t ix = ix0 + kx * win->dilation_x;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+                tabula_fill_s8_mve((int8_t *)dst, 0, 2 * c);
+            } else {
+                tabula_copy_s8_mve((int8_t *)dst, (const int8_t *)(input + ((b * h + iy) * w + ix) * c), 2 * c);
+            }
+        }
+    }
+    return patch;
+}
+#endif
+
+#if (TABULA_HAVE_MVE && !TABULA_CONV_WIDE) || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
 #if TABULA_HAVE_MVE
-#define TABULA_CONV_PATCH_MAX (TABULA_CONV_WIDE ? 1024 : 2048)
+#define TABULA_CONV_PATCH_MAX 2048
 #else
 #define TABULA_CONV_PATCH_MAX TABULA_DSP_PATCH_MAX
 #endif
@@ -99,15 +141,10 @@ static void conv_pixel(const tabula_window *win, int32_t out_c, const TABULA_CON
     }
 #if TABULA_HAVE_MVE
     for (oc = 0; oc < out_c; ++oc) {
-#if TABULA_CONV_WIDE
-        const int64_t dot = tabula_dot_s16_s8_mve(patch, weight + oc * len, len);
-        const int64_t acc = tabula_u64_to_s64((bias ? (uint64_t)bias[oc] : 0u) + (uint64_t)dot);
-#else
         int32_t wsum;
         const int32_t dot = tabula_dot_s8_mve(patch, weight + oc * len, len, &wsum);
         const int32_t acc = tabula_u32_to_s32((bias ? (uint32_t)bias[oc] : 0u) + (uint32_t)dot
                                               - (uint32_t)input_zp * (uint32_t)wsum);
-#endif
         TABULA_CONV_STORE(output, pix + oc, acc, requant, oc, rq_zp, rq_lo, rq_hi);
     }
 #else
@@ -134,7 +171,23 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     }
     TABULA_WINDOW_LOCALS(win);
     TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
-#if TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
+#if TABULA_HAVE_MVE && TABULA_CONV_WIDE
+    if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
+        int16_t patch[TABULA_CONV_PATCH_MAX];
+        const int vec = requant != 0 && tabula_requant_s16_vec_ok(requant, out_c);
+        for (b = 0; b < n; ++b) {
+            for (oy = 0; oy < oh; ++oy) {
+                for (ox = 0; ox < ow; ++ox) {
+                    const int32_t pix = ((b * oh + oy) * ow + ox) * out_c;
+                    tabula_gemv_s16_mve(conv_field16_mve(win, input, b, oy * sy - pt, ox * sx - pl, patch), kh * kw * c,
+                                        weight, out_c, bias, requant, vec,
+                                        requant ? (void *)((int16_t *)output + pix) : (void *)((int64_t *)output + pix));
+                }
+            }
+        }
+        return TABULA_OK;
+    }
+#elif TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
         TABULA_CONV_T patch[TABULA_CONV_PATCH_MAX];
         for (b = 0; b < n; ++b) {

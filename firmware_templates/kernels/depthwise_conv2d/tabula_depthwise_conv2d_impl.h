@@ -36,7 +36,10 @@
  * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
  * (listed once per clipped window).  int8: the bias is added in the lanes and everything wraps modulo
  * 2^32 like the portable path; int16: each tap sum is exact in 32 bits (|x w| <= 2^22 per tap, at most
- * 256 taps: < 2^31) and is added to the 64-bit bias per channel.  Both paths give the same bits;
+ * 256 taps: < 2^31) and is added to the 64-bit bias per channel -- or, when every bias lies in [-2^30,
+ * 2^30) and every shift in [17, 46] (tabula_dw_vec16_ok: bias + sum is then exact in int32), to its low
+ * word in the lanes, and 8 channels are requantized as two vectors (tabula_requant4_s16_mve: the same
+ * apply_scale_16, tabula_mve.h).  Both paths give the same bits;
  * -DTABULA_PORTABLE_ONLY=1 forces the portable one.
  *
  * DSP (Cortex-M4, M7, M33: tabula_dsp.h for the lanes), with weight_zp == 0, multiplier 1 and KH*KW <= 256: four
@@ -64,7 +67,8 @@
 typedef struct {
     const tabula_requant *requant;
     int32_t zp, lo, hi;
-    int32_t vec; /* Helium, int8: every shift >= 33, the vector requantization (tabula_requant4_s8_mve) */
+    int32_t vec; /* Helium: the vector requantization -- int8: every shift >= 33 (tabula_requant4_s8_mve);
+                  * int16: tabula_dw_vec16_ok (tabula_requant4_s16_mve) */
 } tabula_dw_rq;
 
 /* Write accumulator a of output channel o at output element pix + o: the accumulator itself, or
@@ -113,7 +117,11 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     }
 #if TABULA_HAVE_MVE
     if (weight_zp == 0 && c < 65536 && (int64_t)kh * kw <= TABULA_DW_FAST_TAPS) {
-        rq.vec = !TABULA_DW_WIDE && requant && tabula_requant_shifts_ge33(requant, c * mult);
+#if TABULA_DW_WIDE
+        rq.vec = requant && tabula_dw_vec16_ok(requant, bias, c * mult);
+#else
+        rq.vec = requant && tabula_requant_shifts_ge33(requant, c * mult);
+#endif
 #if !TABULA_DW_WIDE
         if (mult == 1 && rq.vec
             && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {

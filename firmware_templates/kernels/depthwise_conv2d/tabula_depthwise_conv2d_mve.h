@@ -16,6 +16,22 @@
 #define TABULA_DW_MINUS_ZP(v, zp) vsubq_n_s16(v, (int16_t)(zp))
 #endif
 
+#if TABULA_DW_WIDE
+/* The int16 vector epilogue applies (tabula_dw_store_mve, rq->vec): every shift in [17, 46]
+ * (tabula_requant4_s16_mve's range) and every bias in [-2^30, 2^30), so that bias + a tap sum (|sum| <=
+ * 256 * 2^22 = 2^30, TABULA_DW_FAST_TAPS taps of |x w| <= 32768 * 128) is exact in int32. */
+static inline int tabula_dw_vec16_ok(const tabula_requant *rq, const int64_t *bias, int32_t oc)
+{
+    int32_t o;
+    for (o = 0; bias && o < oc; ++o) {
+        if (bias[o] < -(INT64_C(1) << 30) || bias[o] >= (INT64_C(1) << 30)) {
+            return 0;
+        }
+    }
+    return tabula_requant_s16_vec_ok(rq, oc);
+}
+#endif
+
 /* Channels [o0, o0 + n) (n <= 8) of one output pixel (output element pix): acc_e / acc_o are the even
  * / odd lanes' sums.  int8: write bias + sums; int16 (and any requantized output): bias + sums per
  * channel, in 64 bits for int16. */
@@ -40,6 +56,30 @@ static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, 
         if (n > 4) {
             tabula_requant4_s8_mve(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
                                    (int8_t *)output + pix + o0 + 4);
+        }
+        return;
+    }
+#else
+    if (rq->vec) { /* int16: 8 channels as two vectors of exact int32 sums (tabula_dw_vec16_ok) */
+        const uint32x4_t lows = vidupq_n_u32(0u, 2); /* the low words of 4 int64 biases */
+        const int32_t n0 = n < 4 ? n : 4;
+        int32_t sums[8];
+        int32x4x2_t pair;
+        int32x4_t v0, v1;
+        pair.val[0] = acc_e;
+        pair.val[1] = acc_o;
+        vst2q_s32(sums, pair); /* channel order */
+        v0 = vldrwq_s32(sums);
+        v1 = vldrwq_s32(sums + 4);
+        if (bias) { /* |bias| < 2^30 and |sum| <= 2^30: exact in int32 */
+            const int32_t *bw = (const int32_t *)(const void *)(bias + o0);
+            v0 = vaddq_s32(v0, vldrwq_gather_shifted_offset_z_s32(bw, lows, vctp32q((uint32_t)n0)));
+            v1 = vaddq_s32(v1, vldrwq_gather_shifted_offset_z_s32(bw + 8, lows, vctp32q((uint32_t)(n > 4 ? n - 4 : 0))));
+        }
+        tabula_requant4_s16_mve(v0, rq->requant, o0, n0, rq->zp, rq->lo, rq->hi, (int16_t *)output + pix + o0);
+        if (n > 4) {
+            tabula_requant4_s16_mve(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
+                                    (int16_t *)output + pix + o0 + 4);
         }
         return;
     }

@@ -22,8 +22,9 @@
  * any weight_zp and input_zp: four rows per step, each input word widened once (SXTAB16, x - input_zp)
  * for four SMLAD pairs; same bits as the scalar loop.
  *
- * int16: on Helium, with weight_zp == 0, each output is one predicated VMLALDAVA dot product (64-bit
- * accumulator, modulo 2^64: the same bits as the scalar loop).  DSP, with weight_zp == 0 and in_c <=
+ * int16: on Helium, with weight_zp == 0, per input row tabula_gemv_s16_mve (tabula_mve.h): two output
+ * channels per input load (VMLALDAVA, 64-bit accumulators modulo 2^64: the same bits as the scalar
+ * loop), requantized 4 channels per vector where they fit int32 and every shift is in [17, 46].  DSP, with weight_zp == 0 and in_c <=
  * TABULA_DSP_FC_MAX: each input row packed once into [x0, x2], [x1, x3] words, two weight rows per
  * SMLALD loop (64-bit accumulators, modulo 2^64: the same bits).
  */
@@ -66,6 +67,15 @@ tabula_status TABULA_FN(int32_t n, int32_t in_c, int32_t out_c, const TABULA_FC_
                            requant != 0 && tabula_requant_shifts_ge33(requant, out_c), output);
         return TABULA_OK;
     }
+#elif TABULA_HAVE_MVE
+    if (weight_zp == 0) { /* int16: per row, 2 output channels per input load, the vector int48 epilogue */
+        const int vec = requant != 0 && tabula_requant_s16_vec_ok(requant, out_c);
+        for (b = 0; b < n; ++b) {
+            tabula_gemv_s16_mve(input + b * in_c, in_c, weight, out_c, bias, requant, vec,
+                                requant ? (void *)((int16_t *)output + b * out_c) : (void *)((int64_t *)output + b * out_c));
+        }
+        return TABULA_OK;
+    }
 #elif TABULA_HAVE_DSP && !TABULA_FC_WIDE
     tabula_dsp_fully_connected_s8(n, in_c, out_c, input, input_zp, weight, weight_zp, bias, requant, output);
     return TABULA_OK;
@@ -81,15 +91,8 @@ tabula_status TABULA_FN(int32_t n, int32_t in_c, int32_t out_c, const TABULA_FC_
             const int8_t *wp = weight + o * in_c;
 #if TABULA_FC_WIDE
             uint64_t acc = bias ? (uint64_t)bias[o] : 0u;
-#if TABULA_HAVE_MVE
-            if (weight_zp == 0) {
-                acc += (uint64_t)tabula_dot_s16_s8_mve(xp, wp, in_c);
-            } else
-#endif
-            {
-                for (i = 0; i < in_c; ++i) {
-                    acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
-                }
+            for (i = 0; i < in_c; ++i) {
+                acc += (uint64_t)(int64_t)((int32_t)xp[i] * ((int32_t)wp[i] - weight_zp));
             }
             TABULA_STORE_ACC48(output, b * out_c + o, tabula_u64_to_s64(acc), requant, o, rq_zp, rq_lo, rq_hi);
 #else
