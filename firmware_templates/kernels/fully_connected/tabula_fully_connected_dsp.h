@@ -20,44 +20,63 @@
  * weights with -weight_zp).  The last in_c % 4 values are scalar. */
 #define TABULA_DSP_FC_MAX 2048
 
-/* Rows 0..3 (w0: row 0, row r at w0 + r * stride) times the widened input xw (n >= 1 groups of 4).  Not
- * inlined: its loop takes 13 registers, which only a function of its own always has. */
+/* Rows 0..3 (w0: row 0, row r at w0 + r * stride) times the widened input xw (n >= 1 groups of 4), added
+ * to a[0..3]; with ms (the rows' {multiplier, shift} words of a TABULA_DSP_RQ8 block, output zero point
+ * zp) the sums are requantized into out[0..3] instead (tabula_dsp_rq8: no in_c % 4 tail may follow).
+ * Not inlined: its loop takes 13 registers, which only a function of its own always has. */
 __attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, const int8_t *w0, int32_t stride, int32_t n,
-                                                        int32_t a[4])
+                                                        int32_t a[4], const int32_t *ms, int32_t zp, int8_t *out)
 {
     int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     const int8_t *w2 = w0 + 2 * stride;
 #if TABULA_USE_ASM
-    int32_t xe, xo, v, t;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldrd   %[xe], %[xo], [%[xw]], #8\n\t"
-        "ldr    %[v], [%[w0], %[k]]\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a1], %[xe], %[t], %[a1]\n\t"
-        "smlad  %[a1], %[xo], %[v], %[a1]\n\t"
-        "ldr    %[v], [%[w0]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a0], %[xe], %[t], %[a0]\n\t"
-        "smlad  %[a0], %[xo], %[v], %[a0]\n\t"
-        "ldr    %[v], [%[w2], %[k]]\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a3], %[xe], %[t], %[a3]\n\t"
-        "smlad  %[a3], %[xo], %[v], %[a3]\n\t"
-        "ldr    %[v], [%[w2]], #4\n\t"
-        "sxtb16 %[t], %[v]\n\t"
-        "sxtb16 %[v], %[v], ror #8\n\t"
-        "smlad  %[a2], %[xe], %[t], %[a2]\n\t"
-        "smlad  %[a2], %[xo], %[v], %[a2]\n\t"
-        "subs   %[n], %[n], #1\n\t"
-        "bne    1b"
-        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
-          [n] "+r"(n), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
-        : [k] "r"(stride)
-        : "memory", "cc");
+    /* One group of 4 inputs: the widened input's 2 words (LDRD), per row its weight word (LDR), 2 SXTB16,
+     * 2 SMLAD: 21 instructions per 16 MACs; two groups per loop pass (44 per 32 MACs), an odd last one
+     * alone. */
+#define TABULA_DSP_FC_GROUP                                                                               \
+    "ldrd   %[xe], %[xo], [%[xw]], #8\n\t"                                                                \
+    "ldr    %[v], [%[w0], %[k]]\n\t"                                                                      \
+    "sxtb16 %[t], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlad  %[a1], %[xe], %[t], %[a1]\n\t"                                                                \
+    "smlad  %[a1], %[xo], %[v], %[a1]\n\t"                                                                \
+    "ldr    %[v], [%[w0]], #4\n\t"                                                                        \
+    "sxtb16 %[t], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlad  %[a0], %[xe], %[t], %[a0]\n\t"                                                                \
+    "smlad  %[a0], %[xo], %[v], %[a0]\n\t"                                                                \
+    "ldr    %[v], [%[w2], %[k]]\n\t"                                                                      \
+    "sxtb16 %[t], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlad  %[a3], %[xe], %[t], %[a3]\n\t"                                                                \
+    "smlad  %[a3], %[xo], %[v], %[a3]\n\t"                                                                \
+    "ldr    %[v], [%[w2]], #4\n\t"                                                                        \
+    "sxtb16 %[t], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlad  %[a2], %[xe], %[t], %[a2]\n\t"                                                                \
+    "smlad  %[a2], %[xo], %[v], %[a2]\n\t"
+    int32_t xe, xo, v, t, n2 = n >> 1;
+    if (n2 > 0) {
+        __asm__ volatile(
+            "1:\n\t"
+            TABULA_DSP_FC_GROUP
+            TABULA_DSP_FC_GROUP
+            "subs   %[n2], %[n2], #1\n\t"
+            "bne    1b"
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
+              [n2] "+r"(n2), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
+            : [k] "r"(stride)
+            : "memory", "cc");
+    }
+    if (n & 1) {
+        __asm__ volatile(
+            TABULA_DSP_FC_GROUP
+            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
+              [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
+            : [k] "r"(stride)
+            : "memory");
+    }
+#undef TABULA_DSP_FC_GROUP
 #else /* the C twin: the same SMLAD sums */
     for (; n > 0; --n, xw += 2, w0 += 4, w2 += 4) {
         const int32_t r0 = tabula_dsp_ld4(w0), r1 = tabula_dsp_ld4(w0 + stride);
@@ -68,7 +87,14 @@ __attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, cons
         a3 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r3)), __smlad(xw[0], __sxtb16(r3), a3));
     }
 #endif
-    TABULA_DSP_PUT4(a, a0, a1, a2, a3);
+    if (ms) {
+        out[0] = (int8_t)tabula_dsp_rq8(a0, ms[0], ms[1], zp);
+        out[1] = (int8_t)tabula_dsp_rq8(a1, ms[2], ms[3], zp);
+        out[2] = (int8_t)tabula_dsp_rq8(a2, ms[4], ms[5], zp);
+        out[3] = (int8_t)tabula_dsp_rq8(a3, ms[6], ms[7], zp);
+    } else {
+        TABULA_DSP_PUT4(a, a0, a1, a2, a3);
+    }
 }
 
 static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_t out_c, const int8_t *input,
@@ -80,7 +106,8 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
     const int32_t groups = in_c >> 2, body = in_c & ~3;
     const int32_t packed = weight_zp == 0 && groups > 0 && in_c <= TABULA_DSP_FC_MAX;
     const int32_t rq_zp = rq ? rq->output_zp : 0, rq_lo = rq ? rq->out_min : 0, rq_hi = rq ? rq->out_max : 0;
-    const int32_t ge33 = rq ? tabula_requant_shifts_ge33(rq, out_c) : 0, esize = rq ? 1 : 4;
+    const int32_t ge33 = tabula_dsp_epilogue(rq, out_c), esize = rq ? 1 : 4;
+    const int32_t rq8 = ge33 == TABULA_DSP_RQ8 && (in_c & 3) == 0;
     int32_t b, o, j, g;
     for (b = 0; b < n; ++b) {
         const int8_t *xp = input + b * in_c;
@@ -96,7 +123,12 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
                 const int8_t *w0 = weight + o * in_c;
                 int32_t a[4];
                 TABULA_DSP_BIAS4(a, bias, o);
-                tabula_dsp_fc_quad(xw, w0, in_c, groups, a);
+                if (rq8) { /* requantized in the block */
+                    tabula_dsp_fc_quad(xw, w0, in_c, groups, a, tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o,
+                                       rq_zp, (int8_t *)y + o);
+                    continue;
+                }
+                tabula_dsp_fc_quad(xw, w0, in_c, groups, a, 0, 0, 0);
                 for (j = body; j < in_c; ++j) {
                     const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);
                     a[0] = (int32_t)((uint32_t)a[0] + xv * (uint32_t)(int32_t)w0[j]);
