@@ -20,19 +20,11 @@
  * weights with -weight_zp).  The last in_c % 4 values are scalar. */
 #define TABULA_DSP_FC_MAX 2048
 
-/* Rows 0..3 (w0: row 0, row r at w0 + r * stride) times the widened input xw (n >= 1 groups of 4), added
- * to a[0..3]; with ms (the rows' {multiplier, shift} words of a TABULA_DSP_RQ8 block, output zero point
- * zp) the sums are requantized into out[0..3] instead (tabula_dsp_rq8: no in_c % 4 tail may follow).
- * Not inlined: its loop takes 13 registers, which only a function of its own always has. */
-__attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, const int8_t *w0, int32_t stride, int32_t n,
-                                                        int32_t a[4], const int32_t *ms, int32_t zp, int8_t *out)
-{
-    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    const int8_t *w2 = w0 + 2 * stride;
 #if TABULA_USE_ASM
-    /* One group of 4 inputs: the widened input's 2 words (LDRD), per row its weight word (LDR), 2 SXTB16,
-     * 2 SMLAD: 21 instructions per 16 MACs; two groups per loop pass (44 per 32 MACs), an odd last one
-     * alone. */
+/* One group of 4 inputs: the widened input's 2 words (LDRD), per row its weight word (LDR), 2 SXTB16,
+ * 2 SMLAD: 21 instructions per 16 MACs; four groups per loop pass (86 per 64 MACs), the last n % 4
+ * one a pass (TABULA_DSP_FC_SUMS: a0 .. a3 += rows w0, w0 + stride, w2 = w0 + 2 stride, w2 + stride
+ * times xw over n groups; all advanced). */
 #define TABULA_DSP_FC_GROUP                                                                               \
     "ldrd   %[xe], %[xo], [%[xw]], #8\n\t"                                                                \
     "ldr    %[v], [%[w0], %[k]]\n\t"                                                                      \
@@ -55,28 +47,40 @@ __attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, cons
     "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
     "smlad  %[a2], %[xe], %[t], %[a2]\n\t"                                                                \
     "smlad  %[a2], %[xo], %[v], %[a2]\n\t"
-    int32_t xe, xo, v, t, n2 = n >> 1;
-    if (n2 > 0) {
-        __asm__ volatile(
-            "1:\n\t"
-            TABULA_DSP_FC_GROUP
-            TABULA_DSP_FC_GROUP
-            "subs   %[n2], %[n2], #1\n\t"
-            "bne    1b"
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
-              [n2] "+r"(n2), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
-            : [k] "r"(stride)
-            : "memory", "cc");
-    }
-    if (n & 1) {
-        __asm__ volatile(
-            TABULA_DSP_FC_GROUP
-            : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw), [w0] "+r"(w0), [w2] "+r"(w2),
-              [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t)
-            : [k] "r"(stride)
-            : "memory");
-    }
-#undef TABULA_DSP_FC_GROUP
+#define TABULA_DSP_FC_SUMS()                                                                              \
+    do {                                                                                                  \
+        int32_t xe, xo, v, t, n4 = n >> 2, nr = n & 3;                                                    \
+        if (n4 > 0) {                                                                                     \
+            __asm__ volatile("1:\n\t" TABULA_DSP_FC_GROUP TABULA_DSP_FC_GROUP TABULA_DSP_FC_GROUP         \
+                             TABULA_DSP_FC_GROUP "subs   %[n], %[n], #1\n\t"                               \
+                             "bne    1b"                                                                  \
+                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw),   \
+                               [w0] "+r"(w0), [w2] "+r"(w2), [n] "+r"(n4), [xe] "=&r"(xe), [xo] "=&r"(xo),  \
+                               [v] "=&r"(v), [t] "=&r"(t)                                                 \
+                             : [k] "r"(stride)                                                            \
+                             : "memory", "cc");                                                           \
+        }                                                                                                 \
+        if (nr > 0) {                                                                                     \
+            __asm__ volatile("1:\n\t" TABULA_DSP_FC_GROUP "subs   %[n], %[n], #1\n\t"                     \
+                             "bne    1b"                                                                  \
+                             : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xw] "+r"(xw),   \
+                               [w0] "+r"(w0), [w2] "+r"(w2), [n] "+r"(nr), [xe] "=&r"(xe), [xo] "=&r"(xo),  \
+                               [v] "=&r"(v), [t] "=&r"(t)                                                 \
+                             : [k] "r"(stride)                                                            \
+                             : "memory", "cc");                                                           \
+        }                                                                                                 \
+    } while (0)
+#endif
+
+/* Rows 0..3 (w0: row 0, row r at w0 + r * stride) times the widened input xw (n >= 1 groups of 4), added
+ * to a[0..3].  Not inlined: its loop takes 13 registers, which only a function of its own always has. */
+__attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, const int8_t *w0, int32_t stride, int32_t n,
+                                                        int32_t a[4])
+{
+    int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    const int8_t *w2 = w0 + 2 * stride;
+#if TABULA_USE_ASM
+    TABULA_DSP_FC_SUMS();
 #else /* the C twin: the same SMLAD sums */
     for (; n > 0; --n, xw += 2, w0 += 4, w2 += 4) {
         const int32_t r0 = tabula_dsp_ld4(w0), r1 = tabula_dsp_ld4(w0 + stride);
@@ -87,13 +91,41 @@ __attribute__((noinline)) static void tabula_dsp_fc_quad(const int32_t *xw, cons
         a3 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r3)), __smlad(xw[0], __sxtb16(r3), a3));
     }
 #endif
-    if (ms) {
+    TABULA_DSP_PUT4(a, a0, a1, a2, a3);
+}
+
+/* Every block of 4 rows of a TABULA_DSP_RQ8 block (nq blocks from row 0; in_c % 4 == 0, n = in_c / 4
+ * groups): the bias, tabula_dsp_fc_quad's sums and the four outputs out[o .. o + 3] by tabula_dsp_rq8,
+ * in one function (not inlined: the loop's 13 registers). */
+__attribute__((noinline)) static void tabula_dsp_fc_quads_rq8(const int32_t *xw0, const int8_t *weight, int32_t in_c,
+                                                             int32_t nq, const int32_t *bias, const tabula_requant *rq,
+                                                             int8_t *out)
+{
+    const int32_t zp = rq->output_zp, n0 = in_c >> 2, stride = in_c;
+    const int32_t *ms = tabula_requant_words(rq) + TABULA_REQUANT_HEAD;
+    int32_t q;
+    for (q = 0; q < nq; ++q, ms += 8, out += 4) {
+        int32_t a0 = bias ? bias[4 * q] : 0, a1 = bias ? bias[4 * q + 1] : 0;
+        int32_t a2 = bias ? bias[4 * q + 2] : 0, a3 = bias ? bias[4 * q + 3] : 0;
+        const int8_t *w0 = weight + 4 * q * in_c, *w2 = w0 + 2 * stride;
+        const int32_t *xw = xw0;
+        int32_t n = n0;
+#if TABULA_USE_ASM
+        TABULA_DSP_FC_SUMS();
+#else /* the C twin: the same SMLAD sums */
+        for (; n > 0; --n, xw += 2, w0 += 4, w2 += 4) {
+            const int32_t r0 = tabula_dsp_ld4(w0), r1 = tabula_dsp_ld4(w0 + stride);
+            const int32_t r2 = tabula_dsp_ld4(w2), r3 = tabula_dsp_ld4(w2 + stride);
+            a0 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r0)), __smlad(xw[0], __sxtb16(r0), a0));
+            a1 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r1)), __smlad(xw[0], __sxtb16(r1), a1));
+            a2 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r2)), __smlad(xw[0], __sxtb16(r2), a2));
+            a3 = __smlad(xw[1], __sxtb16(tabula_dsp_ror8(r3)), __smlad(xw[0], __sxtb16(r3), a3));
+        }
+#endif
         out[0] = (int8_t)tabula_dsp_rq8(a0, ms[0], ms[1], zp);
         out[1] = (int8_t)tabula_dsp_rq8(a1, ms[2], ms[3], zp);
         out[2] = (int8_t)tabula_dsp_rq8(a2, ms[4], ms[5], zp);
         out[3] = (int8_t)tabula_dsp_rq8(a3, ms[6], ms[7], zp);
-    } else {
-        TABULA_DSP_PUT4(a, a0, a1, a2, a3);
     }
 }
 
@@ -119,16 +151,15 @@ static inline void tabula_dsp_fully_connected_s8(int32_t n, int32_t in_c, int32_
                 xw[2 * g] = tabula_dsp_even(kx2, u);
                 xw[2 * g + 1] = tabula_dsp_odd(kx2, u);
             }
+            if (rq8) { /* the 4-row blocks requantized in one function */
+                tabula_dsp_fc_quads_rq8(xw, weight, in_c, out_c >> 2, bias, rq, (int8_t *)y);
+                o = out_c & ~3;
+            }
             for (; o + 4 <= out_c; o += 4) {
                 const int8_t *w0 = weight + o * in_c;
                 int32_t a[4];
                 TABULA_DSP_BIAS4(a, bias, o);
-                if (rq8) { /* requantized in the block */
-                    tabula_dsp_fc_quad(xw, w0, in_c, groups, a, tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o,
-                                       rq_zp, (int8_t *)y + o);
-                    continue;
-                }
-                tabula_dsp_fc_quad(xw, w0, in_c, groups, a, 0, 0, 0);
+                tabula_dsp_fc_quad(xw, w0, in_c, groups, a);
                 for (j = body; j < in_c; ++j) {
                     const uint32_t xv = (uint32_t)((int32_t)xp[j] - input_zp);
                     a[0] = (int32_t)((uint32_t)a[0] + xv * (uint32_t)(int32_t)w0[j]);
