@@ -99,7 +99,21 @@ static inline int32_t tabula_dsp_k2(int32_t zp)
 
 static inline int32_t tabula_dsp_epilogue(const tabula_requant *rq, int32_t out_c)
 {
-    if (!rq || !tabula_requant_shifts_ge33(rq, out_c)) {
+    /* tabula_requant_shifts_ge33 without a branch per channel: the shifts of a checked block are in
+     * [2, 62], so s - 33 is negative exactly when s < 33; the OR of them all, 4 channels a step */
+    const int32_t *sp;
+    int32_t o, neg = 0;
+    if (!rq) {
+        return 0;
+    }
+    sp = tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 1;
+    for (o = 0; o + 4 <= out_c; o += 4, sp += 8) {
+        neg |= (sp[0] - 33) | (sp[2] - 33) | (sp[4] - 33) | (sp[6] - 33);
+    }
+    for (; o < out_c; ++o, sp += 2) {
+        neg |= sp[0] - 33;
+    }
+    if (neg < 0) {
         return 0;
     }
     return rq->out_min == -128 && rq->out_max == 127 ? TABULA_DSP_RQ8 : 1;

@@ -104,6 +104,58 @@ __attribute__((noinline)) static void tabula_dsp_fc_quads_rq8(const int32_t *xw0
     const int32_t zp = rq->output_zp, n0 = in_c >> 2, stride = in_c;
     const int32_t *ms = tabula_requant_words(rq) + TABULA_REQUANT_HEAD;
     int32_t q;
+#if TABULA_USE_ASM
+    if (bias && (in_c & 15) == 0 && nq > 0) {
+        /* in_c % 16 == 0: every block in one assembly loop, its pointers and counter in stack slots
+         * ("m" operands, read and written back once per block): the bias (2 LDRD), the sums (4 groups a
+         * pass), the four outputs tabula_dsp_rq8's way (LDRD m, s; SMMUL = hi32(acc m); ASR s - 33; +1;
+         * ASR 1 + zp; SSAT #8; STRB: 8 instructions each) */
+        const int32_t *bp = bias;
+        const int8_t *w0 = weight, *w2 = weight + 2 * stride;
+        const int32_t *xw = xw0;
+        int32_t a0, a1, a2, a3, xe, xo, v, t, n, k = stride, qn = nq;
+#define TABULA_DSP_FC_RQ8(acc)                                                                            \
+    "ldrd   %[xe], %[xo], [%[t]], #8\n\t"                                                                 \
+    "sub    %[xo], %[xo], #33\n\t"                                                                        \
+    "smmul  %[xe], %[" acc "], %[xe]\n\t"                                                                 \
+    "asr    %[xe], %[xe], %[xo]\n\t"                                                                      \
+    "add    %[xe], %[xe], #1\n\t"                                                                         \
+    "add    %[xe], %[v], %[xe], asr #1\n\t"                                                               \
+    "ssat   %[xe], #8, %[xe]\n\t"                                                                         \
+    "strb   %[xe], [%[n]], #1\n\t"
+        __asm__ volatile(
+            "2:\n\t"
+            "ldr    %[t], %[bm]\n\t"
+            "ldrd   %[a0], %[a1], [%[t]], #8\n\t"
+            "ldrd   %[a2], %[a3], [%[t]], #8\n\t"
+            "str    %[t], %[bm]\n\t"
+            "lsr    %[n], %[k], #4\n\t"
+            "1:\n\t"
+            TABULA_DSP_FC_GROUP TABULA_DSP_FC_GROUP TABULA_DSP_FC_GROUP TABULA_DSP_FC_GROUP
+            "subs   %[n], %[n], #1\n\t"
+            "bne    1b\n\t"
+            "ldr    %[t], %[msm]\n\t"
+            "ldr    %[v], %[zpm]\n\t"
+            "ldr    %[n], %[outm]\n\t"
+            TABULA_DSP_FC_RQ8("a0") TABULA_DSP_FC_RQ8("a1") TABULA_DSP_FC_RQ8("a2") TABULA_DSP_FC_RQ8("a3")
+            "str    %[t], %[msm]\n\t"
+            "str    %[n], %[outm]\n\t"
+            "sub    %[xw], %[xw], %[k], lsl #1\n\t"
+            "add    %[w0], %[w2], %[k]\n\t"
+            "add    %[w2], %[w0], %[k], lsl #1\n\t"
+            "ldr    %[t], %[qm]\n\t"
+            "subs   %[t], %[t], #1\n\t"
+            "str    %[t], %[qm]\n\t"
+            "bne    2b"
+            : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [xw] "+r"(xw), [w0] "+r"(w0),
+              [w2] "+r"(w2), [n] "=&r"(n), [xe] "=&r"(xe), [xo] "=&r"(xo), [v] "=&r"(v), [t] "=&r"(t), [k] "+r"(k),
+              [bm] "+m"(bp), [msm] "+m"(ms), [outm] "+m"(out), [qm] "+m"(qn)
+            : [zpm] "m"(zp)
+            : "memory", "cc");
+#undef TABULA_DSP_FC_RQ8
+        return;
+    }
+#endif
     for (q = 0; q < nq; ++q, ms += 8, out += 4) {
         int32_t a0 = bias ? bias[4 * q] : 0, a1 = bias ? bias[4 * q + 1] : 0;
         int32_t a2 = bias ? bias[4 * q + 2] : 0, a3 = bias ? bias[4 * q + 3] : 0;
