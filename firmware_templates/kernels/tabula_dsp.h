@@ -92,6 +92,42 @@ static inline int32_t tabula_dsp_k2(int32_t zp)
         (a)[3] = (a3);                                                                                    \
     } while (0)
 
+/* The DSP paths' epilogue kinds (ge33 below): 0 the general requantization, 1 every shift of the out_c
+ * channels >= 33 (tabula_requantize32's 32-bit branch, no test), TABULA_DSP_RQ8 that and the whole int8
+ * range (out_min -128, out_max 127: the clamp is one SSAT, tabula_dsp_rq8).  rq NULL: 0. */
+#define TABULA_DSP_RQ8 2
+
+static inline int32_t tabula_dsp_epilogue(const tabula_requant *rq, int32_t out_c)
+{
+    /* tabula_requant_shifts_ge33 without a branch per channel: the shifts of a checked block are in
+     * [2, 62], so s - 33 is negative exactly when s < 33; the OR of them all, 4 channels a step */
+    const int32_t *sp;
+    int32_t o, neg = 0;
+    if (!rq) {
+        return 0;
+    }
+    sp = tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 1;
+    for (o = 0; o + 4 <= out_c; o += 4, sp += 8) {
+        neg |= (sp[0] - 33) | (sp[2] - 33) | (sp[4] - 33) | (sp[6] - 33);
+    }
+    for (; o < out_c; ++o, sp += 2) {
+        neg |= sp[0] - 33;
+    }
+    if (neg < 0) {
+        return 0;
+    }
+    return rq->out_min == -128 && rq->out_max == 127 ? TABULA_DSP_RQ8 : 1;
+}
+
+/* acc requantized by multiplier m and shift s (33 <= s <= 62) with output zero point zp into the whole
+ * int8 range: tabula_requantize32(acc, m, s, zp, -128, 127, 1), the same bits (the clamp to [-128, 127]
+ * is SSAT #8; |hi32(acc m) >> (s - 33)| < 2^30, so the sum cannot overflow first). */
+static inline int32_t tabula_dsp_rq8(int32_t acc, int32_t m, int32_t s, int32_t zp)
+{
+    const int32_t t = tabula_asr32((int32_t)tabula_asr64((int64_t)acc * m, 32), s - 33);
+    return __ssat(tabula_asr32(t + 1, 1) + zp, 8);
+}
+
 /* The DSP paths' store: tabula_store_acc32's, with ge33 (every shift >= 33) and the block's absence
  * tested first, a function of its own as the DSP stores were (so they compile as they did). */
 static inline void tabula_dsp_store_acc32(const tabula_requant *rq, int32_t ge33, int32_t zp, int32_t lo, int32_t hi,
@@ -105,14 +141,21 @@ static inline void tabula_dsp_store_acc32(const tabula_requant *rq, int32_t ge33
 }
 
 /* Four consecutive output channels o .. o + 3 (accumulators a) into y: int32 (rq NULL) or requantized
- * to int8 (ge33: every shift >= 33, the 32-bit requantization without a test), tabula_store_acc32's
- * stores.
+ * to int8 (ge33: tabula_dsp_epilogue's kind; 1: every shift >= 33, the 32-bit requantization without a
+ * test; TABULA_DSP_RQ8: that and SSAT, tabula_dsp_rq8), tabula_store_acc32's stores.
  * Not inlined: the callers' loops keep their registers. */
 __attribute__((noinline, unused)) static void tabula_dsp_store4(const tabula_requant *rq, int32_t ge33,
                                                                 const int32_t a[4], int32_t o, void *y)
 {
     const int32_t zp = rq ? rq->output_zp : 0, lo = rq ? rq->out_min : 0, hi = rq ? rq->out_max : 0;
-    if (rq && ge33) {
+    if (rq && ge33 == TABULA_DSP_RQ8) {
+        const int32_t *ms = tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o;
+        int8_t *out = (int8_t *)y + o;
+        out[0] = (int8_t)tabula_dsp_rq8(a[0], ms[0], ms[1], zp);
+        out[1] = (int8_t)tabula_dsp_rq8(a[1], ms[2], ms[3], zp);
+        out[2] = (int8_t)tabula_dsp_rq8(a[2], ms[4], ms[5], zp);
+        out[3] = (int8_t)tabula_dsp_rq8(a[3], ms[6], ms[7], zp);
+    } else if (rq && ge33) {
         const int32_t *ms = tabula_requant_words(rq) + TABULA_REQUANT_HEAD + 2 * o;
         int8_t *out = (int8_t *)y + o;
         out[0] = (int8_t)tabula_requantize32(a[0], ms[0], ms[1], zp, lo, hi, 1);

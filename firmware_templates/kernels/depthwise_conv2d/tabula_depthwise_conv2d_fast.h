@@ -44,7 +44,7 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
     const int32_t dy = win->dilation_y, dx = win->dilation_x;
     const int32_t kx2 = tabula_dsp_k2(input_zp), xs = (int32_t)sizeof(TABULA_DW_T);
 #if !TABULA_DW_WIDE
-    const int32_t fast = rq->requant ? tabula_requant_shifts_ge33(rq->requant, c) : 0, esize = rq->requant ? 1 : 4;
+    const int32_t fast = tabula_dsp_epilogue(rq->requant, c), esize = rq->requant ? 1 : 4;
 #endif
     int32_t off[2 * TABULA_DW_FAST_TAPS + 2]; /* per real tap: input, weight byte offset; then -1 */
 #endif
