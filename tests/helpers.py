@@ -110,7 +110,9 @@ def requant_block(rng, acc, kind: str = "random"):
     * ``extremes``: as random, with (2^31 - 1, 62), (2^30, 2), (2^31 - 1, 32) on the first channels (the
       DSP paths' cases);
     * ``ties``: shifts 33..62 only (the vector epilogue): m = 2^30 with s = 30 + k makes one accumulator in
-      2^k an exact tie; every 5th channel an extreme (m 0, 1, 2^31 - 1 with s 33, 2^31 - 1 with s 62)."""
+      2^k an exact tie; every 5th channel an extreme (m 0, 1, 2^31 - 1 with s 33, 2^31 - 1 with s 62);
+    * ``ties_relu``: as ties with a CLAMP inside the int8 range (a fused ReLU: out_min = the zero point, or
+      out_max below 127), which the DSP paths' SSAT epilogue must leave to the general one."""
     import numpy as np
 
     from tabula import requant
@@ -118,11 +120,14 @@ def requant_block(rng, acc, kind: str = "random"):
     cout = acc.shape[-1]
     log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
     zp, lo, hi = int(rng.integers(-128, 128)), -128, 127
-    if kind == "ties":
+    if kind in ("ties", "ties_relu"):
         k = max(3, log2 - 7)
         m, s = np.full(cout, 2**30), 30 + k + np.arange(cout) % 2
         for o in range(0, cout, 5):
             m[o], s[o] = [(0, 33), (1, 33), (2**31 - 1, 33), (2**31 - 1, 62)][(o // 5) % 4]
+        if kind == "ties_relu":
+            zp = int(rng.choice([-128, -20, 5]))
+            return requant.pack(zp, zp, 127 if zp > -128 else 100, m, s)
         return requant.pack(int(rng.choice([-128, 127, 5])), -128, 127, m, s)
     m = rng.integers(2**30, 2**31, cout)
     s = rng.integers(log2 + 22, log2 + 26, cout)

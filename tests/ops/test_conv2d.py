@@ -395,6 +395,15 @@ FOLDED_PATH_CASES = [c[:12] + ("ties" if c[12] in ("random", "edges") else c[12]
     (1, 3, 4, 32, 70, 3, 3, (1, 1, 1, 1), (1, 2), (1, 1), 127, 0, "ties", False),          # 2 tiles, odd width 2-1
     (1, 3, 5, 16, 65, 1, 1, (1, 1, 1, 1), (1, 1), (1, 1), 5, 0, "ties", False),            # 1x1 with padding
     (1, 4, 3, 48, 3, 2, 2, (1, 0, 1, 0), (1, 1), (1, 1), -128, 0, "ties", True),           # K = 192, 3 channels
+    # the DSP pixel pairs with the SSAT epilogue (every shift >= 33, the whole int8 range, even Cout, K % 4
+    # == 0): K % 8 == 4 after passes of 8 (12, 20), K = 4 (no pass of 8), kws's 64 -> 64 pointwise with an
+    # odd pixel count (the last pixel alone), a clamp inside the range (ties_relu: the general epilogue)
+    (1, 3, 4, 12, 10, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 127, 0, "ties", True),           # K = 12
+    (1, 3, 3, 20, 6, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", False),          # K = 20, 9 pixels
+    (1, 2, 3, 4, 8, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 5, 0, "ties", True),               # K = 4
+    (1, 5, 5, 64, 64, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "ties", True),          # kws's pointwise
+    (1, 4, 5, 16, 8, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 0, "ties_relu", True),        # a clamp in the range
+    (1, 3, 3, 64, 6, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 9, 0, "ties_relu", False),
 ]
 # int16 x int8 (a16w8): K % 4 == 0, a K tail of 2 with odd Cout, K = 3 (no group) with Cout 1, K = 1026
 # (portable on the DSP), a weight zero point (portable)

@@ -359,6 +359,9 @@ PATH_CASES = [
     (2, 9, 8, 32, 1, 3, 3, (1, 1, 1, 1), (2, 2), (2, 2), 127, 0, "ties", True),            # stride, dilation
     (1, 9, 10, 16, 1, 3, 1, (0, 2, 0, 0), (2, 1), (3, 1), -128, 0, "ties", False),         # line, stride, dilation
     (1, 8, 8, 64, 1, 3, 3, (0, 0, 0, 0), (1, 1), (1, 1), 100, 0, "ties", True),            # interior only
+    # a clamp inside the int8 range with every shift >= 33 (the DSP blocks' general epilogue, not SSAT)
+    (1, 5, 4, 12, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -7, 0, "ties_relu", True),
+    (1, 4, 4, 7, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 20, 0, "ties_relu", False),
 ]
 # int16 x int8 (a16w8): channel tails, clipped windows with stride and dilation, windows in the padding,
 # 256 real taps of (-32768)(-128) (a tap sum of 2^30), multiplier 2 and a weight zero point (portable)

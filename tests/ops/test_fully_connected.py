@@ -150,8 +150,17 @@ PATH_CASES = [
     (1, 2049, 5, 4, 0, "extremes", False),                                                 # widened as read
     (3, 13, 9, -128, -128, "extremes", True),                                              # weight zp: widened as read
 ]
+# DSP, every shift >= 33 into the whole int8 range (the SSAT epilogue in the 4-row block): in_c % 16 == 0
+# (one assembly loop for every block: 640 -> 8, 128 -> 128 as in ad; batch rows; row tails 1-3 after the
+# blocks), in_c % 4 == 0 with 1-3 groups after the passes of 4 (20, 36, 52), in_c 4 and 8; a clamp inside
+# the range (ties_relu: the general epilogue), inputs at the int8 ends
 FOLDED_PATH_CASES = ([c[:5] + ("ties" if c[5] in ("random", "edges") else c[5], c[6]) for c in PATH_CASES if c[4] == 0]
-                     + [(4, 64, 130, -7, 0, "edges", False)])
+                     + [(4, 64, 130, -7, 0, "edges", False)]
+                     + [(1, 640, 8, 0, 0, "ties", True), (1, 128, 128, 0, 0, "ties", False),
+                        (3, 48, 13, 0, 0, "ties", True), (2, 16, 7, 0, 0, "ties", False), (1, 32, 6, 0, 0, "ties", True),
+                        (2, 20, 9, 0, 0, "ties", True), (1, 36, 12, 0, 0, "ties", False), (1, 52, 4, 0, 0, "ties", True),
+                        (1, 4, 8, 0, 0, "ties", True), (2, 8, 5, 0, 0, "ties", False),
+                        (2, 64, 10, 0, 0, "ties_relu", True), (1, 20, 8, 0, 0, "ties_relu", False)])
 # int16 x int8 (a16w8): (N, Cin, Cout, weight_zp)
 S16_PATH_CASES = [(1, 1, 1, 0), (2, 7, 3, 0), (1, 64, 12, 0), (3, 13, 5, 0), (1, 2048, 3, 0), (1, 2049, 2, 0),
                   (2, 9, 4, -3)]
