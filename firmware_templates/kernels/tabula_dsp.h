@@ -125,7 +125,10 @@ static inline int32_t tabula_dsp_epilogue(const tabula_requant *rq, int32_t out_
 static inline int32_t tabula_dsp_rq8(int32_t acc, int32_t m, int32_t s, int32_t zp)
 {
     const int32_t t = tabula_asr32((int32_t)tabula_asr64((int64_t)acc * m, 32), s - 33);
-    return __ssat(tabula_asr32(t + 1, 1) + zp, 8);
+    const int32_t v = tabula_asr32(t + 1, 1) + zp;
+    int32_t r;
+    __asm__("ssat %0, #8, %1" : "=r"(r) : "r"(v));
+    return r;
 }
 
 /* The DSP paths' store: tabula_store_acc32's, with ge33 (every shift >= 33) and the block's absence

@@ -123,7 +123,7 @@ def test_digits_bit_exact_on_the_extra_qemu_boards(tmp_path):
         assert r["n_samples"] == r["n_outputs_received"] == 40
         assert r["bit_exact_mismatches"] == 0 and r["device_exit_code"] == 0
         assert r["device_accuracy"] == r["reference_accuracy"] >= 0.9
-        assert 100_000 < r["instructions_per_inference"] < 5_000_000
+        assert 50_000 < r["instructions_per_inference"] < 5_000_000  # digits: ~96 K on the M4 (DSP) since its SSAT epilogue
         assert 2_000 < r["flash_bytes"] < 64 * 1024 and r["arena_bytes"] < r["ram_bytes"]
         print(f"{board}: {r['instructions_per_inference']} instructions/inference, "
               f"flash {r['flash_bytes']} B, RAM {r['ram_bytes']} B")
