@@ -72,7 +72,8 @@ def build_and_run(board: str, build_dir: Path, name: str, files: dict[str, Path]
     if p.returncode != 0:
         err = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.startswith(("tabula: error", "scons: ***"))]
         return {"skip": err[0] if err else (p.stderr.strip().splitlines() or ["?"])[-1]}
-    out = build_dir / board / name
+    # SCons names the build folder <name>, or <name>-<scheme> for another scheme than int8
+    out = build_dir / board / (name if scheme == "int8" else f"{name}-{scheme}")
     r = json.loads((out / "results.json").read_text())
     r["dir"] = out
     return r
@@ -123,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {label} SQNR {sqnr_db(yt, y):6.2f} dB  top-1 = float {100 * top1(y, yt):5.1f} %", flush=True)
                 continue
             s, extra = scheme_args(scheme, int8_est)
-            tag = scheme.replace("@", "-b").replace(":", "-t")
-            r = build_and_run(a.board, build_dir, f"{name}-split-{tag}", files, s, extra)
+            tag = scheme[len(s):].replace("@", "b").replace(":", "t")
+            r = build_and_run(a.board, build_dir, f"{name}-split{tag}", files, s, extra)
             if "skip" in r:
                 print(f"  {label} skipped: {r['skip']}", flush=True)
                 continue
