@@ -123,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
                 y = tabula.lower(q, x1).run(xt)[0]
                 print(f"  {label} SQNR {sqnr_db(yt, y):6.2f} dB  top-1 = float {100 * top1(y, yt):5.1f} %", flush=True)
                 continue
-            s, extra = scheme_args(scheme, int8_est)
+            try:
+                s, extra = scheme_args(scheme, int8_est)
+            except ValueError as e:
+                print(f"  {label} skipped: {e}", flush=True)
+                continue
             tag = scheme[len(s):].replace("@", "b").replace(":", "t")
             r = build_and_run(a.board, build_dir, f"{name}-split{tag}", files, s, extra)
             if "skip" in r:
