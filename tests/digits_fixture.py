@@ -1,4 +1,5 @@
-"""Session-wide artifacts of the digits example (trained once per test session, in a tmp dir)."""
+"""Session-wide artifacts of the digits example (written once per test session, in a tmp dir: the shipped trained
+model and the data split, examples/digits/train.py)."""
 from __future__ import annotations
 
 import subprocess

@@ -29,6 +29,7 @@ import sys
 
 import SCons.Action
 import SCons.Builder
+import SCons.Scanner
 import SCons.Tool
 
 from tabula import procs, status
@@ -176,11 +177,31 @@ def compile_argv(env, target, source) -> list[str]:
             *_defines(env), *_includes(env), *[path_of(s) for s in source]]
 
 
+def _scanned_texts(source) -> list[str]:
+    """The text of each C source of a link (what :func:`program`'s ``kernels`` reads), once they exist."""
+    return [s.get_text_contents() for s in source if path_of(s).endswith(".c") and s.exists()]
+
+
+def _linked_kernels(env, source) -> list:
+    """The object nodes of the kernels a link's C sources name (``TABULA_KERNELS``, :func:`program`)."""
+    pick = env.get("TABULA_KERNELS")
+    return list(pick(_scanned_texts(source))) if pick is not None else []
+
+
 def link_argv(env, target, source) -> list[str]:
-    """``$LINK -o $TARGET $LINKFLAGS $SOURCES``, the map flag pointing beside the target."""
+    """``$LINK -o $TARGET $LINKFLAGS $SOURCES``, the map flag pointing beside the target; a C source among
+    the sources (see :func:`program`) stands for the kernel objects it names: they are linked in its place
+    (all of them at the first), in build-list order."""
     base = os.path.splitext(path_of(target[0]))[0]
     flags = [f.replace("${TARGET.base}", base) if f == MAP_FLAG else f for f in _flat(env.get("LINKFLAGS"))]
-    return [env["LINK"], "-o", path_of(target[0]), *flags, *[path_of(s) for s in source]]
+    paths, placed = [], False
+    for s in source:
+        if not path_of(s).endswith(".c"):
+            paths.append(path_of(s))
+        elif not placed:
+            paths += [path_of(k) for k in _linked_kernels(env, source)]
+            placed = True
+    return [env["LINK"], "-o", path_of(target[0]), *flags, *paths]
 
 
 def _first_error(output: str) -> str:
@@ -238,7 +259,18 @@ _COMPILE = SCons.Action.Action(_compile, _show_compile, varlist=["TABULA_CC_SIG"
 _LINK = SCons.Action.Action(_link, lambda t, s, env: _display(link_argv(env, t, s)), varlist=["TABULA_LINK_SIG"])
 _OBJECT = SCons.Builder.Builder(action=_COMPILE, suffix="$OBJSUFFIX", src_suffix=".c",
                                 source_scanner=SCons.Tool.CScanner)
-_PROGRAM = SCons.Builder.Builder(action=_LINK, suffix="$PROGSUFFIX", src_suffix="$OBJSUFFIX")
+
+
+def _scan_kernels(node, env, path):
+    """The program's source scanner: a C source (the generated model.c, once written) depends on the kernel
+    objects it names, so SCons builds just those, after the C source exists (it scans again once it is built)."""
+    if not str(node).endswith(".c") or not node.exists():
+        return []
+    return _linked_kernels(env, [node])
+
+
+_PROGRAM = SCons.Builder.Builder(action=_LINK, suffix="$PROGSUFFIX", src_suffix="$OBJSUFFIX",
+                                 source_scanner=SCons.Scanner.Scanner(function=_scan_kernels, name="tabula_kernels"))
 
 
 def _tool_id(program: str) -> str:
@@ -251,10 +283,13 @@ def c_object(env, target: str, source):
     return _OBJECT(env, target=target, source=source, TABULA_CC_SIG=sig)
 
 
-def program(env, target: str, objects):
-    """Link ``objects`` into ``target`` (``$PROGSUFFIX`` added) as an argument list."""
+def program(env, target: str, objects, kernels=None):
+    """Link ``objects`` into ``target`` (``$PROGSUFFIX`` added) as an argument list.  ``kernels``: a function
+    from C texts to the object nodes of the kernels they name; the C sources among ``objects`` are then not
+    linked but read: each stands for ``kernels([its text])``, so only the kernels a model calls are compiled
+    (on demand, once its C is generated) and linked."""
     sig = _signature([_tool_id(env["LINK"]), _flat(env.get("LINKFLAGS"))])
-    return _PROGRAM(env, target=target, source=objects, TABULA_LINK_SIG=sig)
+    return _PROGRAM(env, target=target, source=objects, TABULA_LINK_SIG=sig, TABULA_KERNELS=kernels)
 
 
 # ---- whatever command action is left: no shell either -------------------------------------------------

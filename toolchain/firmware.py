@@ -20,6 +20,7 @@ get their arguments as lists, never through a shell (``toolchain/argv_actions.py
 on the include path (that is where model.h is found, and what ``.incbin`` reads); ``.c`` and ``.S`` ones are
 compiled, any other (``model_constants.bin``) is a dependency of the ``.S`` objects.
 """
+import re
 import sys
 from pathlib import Path
 
@@ -37,6 +38,58 @@ TOOLPATH = [str(repo_root() / "toolchain")]
 def runtime_sources():
     """main.c + protocol (runtime/*.c), sorted, and every kernel source (the manifest's build list)."""
     return sorted(RUNTIME.glob("*.c")), kernels.sources()
+
+
+_KERNEL_WORD = re.compile(r"\btabula_[a-z0-9_]+\b")
+_INCLUDE = re.compile(r'#\s*include\s+"([^"]+)"')
+_KERNEL_DEPS: dict[str, tuple[str, ...]] = {}
+
+
+def _kernel_deps() -> dict[str, tuple[str, ...]]:
+    """Kernel name -> the kernels its object needs (itself first, then every manifest kernel named in its
+    source or in the kernel headers it includes, transitively): a textual over-approximation (a name in a
+    comment counts), so a link never misses one.  Computed once per SCons run from the sources on disk."""
+    if _KERNEL_DEPS:
+        return _KERNEL_DEPS
+    kdir = kernels.kernels_dir()
+    headers = {p.name: p for p in kdir.rglob("*.h")}
+    names = set(kernels.names())
+    texts: dict[Path, str] = {}
+
+    def closure_text(path: Path, seen: set) -> str:
+        if path in seen:
+            return ""
+        seen.add(path)
+        text = texts.setdefault(path, path.read_text(errors="replace"))
+        parts = [text]
+        for inc in _INCLUDE.findall(text):
+            q = path.parent / inc
+            q = q if q.is_file() else headers.get(Path(inc).name)
+            if q is not None:
+                parts.append(closure_text(q, seen))
+        return "\n".join(parts)
+
+    direct = {src.stem: set(_KERNEL_WORD.findall(closure_text(src, set()))) & names for src in kernels.sources()}
+    for name in direct:
+        todo, found = [name], [name]
+        while todo:
+            for dep in sorted(direct.get(todo.pop(), ())):
+                if dep not in found:
+                    found.append(dep)
+                    todo.append(dep)
+        _KERNEL_DEPS[name] = tuple(found)
+    return _KERNEL_DEPS
+
+
+def kernels_used(texts) -> list[str]:
+    """The manifest kernels a firmware links, in build-list order: every kernel named in ``texts`` (the model's
+    generated C, an NPU build's glue), with the kernels those need (:func:`_kernel_deps`)."""
+    deps = _kernel_deps()
+    wanted: set[str] = set()
+    for text in texts:
+        for word in set(_KERNEL_WORD.findall(text)):
+            wanted.update(deps.get(word, ()))
+    return [src.stem for src in kernels.sources() if src.stem in wanted]
 
 
 def _write_kernels_header(target, source, env):
@@ -184,6 +237,7 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None, sha
         **(extra_sources or {}),
     }
     objects = []
+    kernel_objects: dict[str, object] = {}  # kernel name -> its object node: linked (so built) only when used
     for group, sources in groups.items():
         own_env = env
         if group == "ethosu_driver":  # third-party code: its warnings are not ours to fail on
@@ -202,12 +256,19 @@ def build_firmware(env, board, model_sources, build_dir, extra_sources=None, sha
             obj = argv_actions.c_object(genv, target, str(src) if isinstance(src, Path) else src)
             if group == "model" and str(src).endswith(".S"):  # what it .incbin's (model_constants.bin)
                 env.Depends(obj, [n for n in model_nodes if not str(n).endswith((".c", ".S", ".h"))])
+            if group == "kernels":
+                kernel_objects[stem] = obj[0]
+                if len(kernel_objects) == len(kernel_sources):  # where the kernels go in the link order
+                    objects += [env.File(str(c)) if isinstance(c, Path) else c for g, cs in groups.items()
+                                if g not in SHARED_GROUPS for c in cs if str(c).endswith(".c")]
+                continue
             objects += obj
 
     if board.linker_script is not None:
         ld = memory_script(env, board, build_dir)
         env.Append(LINKFLAGS=["-L" + ld.dir.get_abspath()])
-    program = argv_actions.program(env, str(build_dir / "firmware"), objects)
+    program = argv_actions.program(env, str(build_dir / "firmware"), objects,
+                                   kernels=lambda texts: [kernel_objects[k] for k in kernels_used(texts)])
     if board.linker_script is not None:
         env.Depends(program, [str(board.linker_script), str(shared_dir() / "cortex_m_sections.ld"), ld])
     env.Clean(program, str(build_dir / "firmware.map"))
