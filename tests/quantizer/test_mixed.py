@@ -206,9 +206,15 @@ def test_a_budget_is_kept_and_overrides_stay_as_given():
     assert c.precision["a"] == "a16w8" and c.precision["b"] == "int8" and not c.met   # b forced int8: 40 dB out of reach
     forced = {lay.name: lay.forced for lay in c.layers}
     assert forced == {"a": True, "b": True, "c": False, "d": False}
-    # the default target: the better scheme's simulated SQNR less half a dB
+    # the default: the better scheme's simulated SQNR less half a dB, within 1.5x int8's instructions (600):
+    # a (900 more) is out of the budget, so the target is not met and the choice is what 600 buys (b, c)
     c = choose(sim, LAYERS, _cost(COST), {})
-    assert c.target_sqnr == pytest.approx(max(c.sqnr_int8, c.sqnr_a16w8) - 0.5, abs=0.01) and c.met
+    assert c.target_sqnr == pytest.approx(max(c.sqnr_int8, c.sqnr_a16w8) - 0.5, abs=0.01) and c.budget == 600
+    assert c.precision == {"a": "int8", "b": "a16w8", "c": "a16w8", "d": "int8"} and not c.met
+    assert c.instructions_mixed <= 600
+    # where a fits the budget, the default target is met with the fewest layers that meet it
+    c = choose(sim, LAYERS, _cost(dict(COST, a=(100, 200))), {})
+    assert c.met and c.precision["a"] == "a16w8" and c.instructions_mixed <= 600
 
 
 def test_the_choice_prints_every_layer_and_survives_json():
@@ -224,10 +230,15 @@ def test_the_choice_prints_every_layer_and_survives_json():
 def test_mixed_reaches_its_target_on_the_calibration_data(model):
     m, x = model
     seen = []
-    gm = tabula.quantize(m, (x[:1],), x, scheme="mixed", report=seen.append)
+    # the default: the better scheme less half a dB, within 1.5x int8's estimated instructions
+    c = tabula.quantize(m, (x[:1],), x, scheme="mixed", report=seen.append).meta["tabula_precision"]
+    assert seen == [c] and c.target_sqnr == pytest.approx(max(c.sqnr_int8, c.sqnr_a16w8) - 0.5, abs=0.01)
+    assert c.budget == pytest.approx(1.5 * c.instructions_int8) and c.instructions_mixed <= c.budget
+    assert c.sqnr_mixed > c.sqnr_int8 + 3.0 and c.met == (c.sqnr_mixed >= c.target_sqnr)
+    # that target alone (no budget): met
+    gm = tabula.quantize(m, (x[:1],), x, scheme="mixed", target_sqnr=c.target_sqnr)
     c = gm.meta["tabula_precision"]
-    assert seen == [c] and c.met and c.sqnr_mixed >= c.target_sqnr
-    assert c.target_sqnr == pytest.approx(max(c.sqnr_int8, c.sqnr_a16w8) - 0.5, abs=0.01)
+    assert c.met and c.sqnr_mixed >= c.target_sqnr and c.budget is None
     assert 0 < sum(v == "a16w8" for v in c.precision.values()) < len(c.precision)
     assert c.instructions_int8 < c.instructions_mixed < c.instructions_a16w8
     with torch.no_grad():

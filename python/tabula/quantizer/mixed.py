@@ -15,9 +15,11 @@
    not need are dropped again, costliest first.
 4. Quantize once more with that choice (:class:`tabula.quantizer.precision.PrecisionMap`).
 
-Default target (neither given): the better of the int8 and a16w8 SQNRs on the calibration data less
-:data:`DEFAULT_MARGIN_DB`, so the mix is about as accurate as the more accurate scheme at a fraction
-of a16w8's cost; a model that int8 already serves (weights-limited: a16w8 no better) stays int8.
+Default (neither given): the target is the better of the int8 and a16w8 SQNRs on the calibration data
+less :data:`DEFAULT_MARGIN_DB`, within a budget of :data:`DEFAULT_BUDGET_FACTOR` times int8's estimated
+instructions, so the mix is about as accurate as the more accurate scheme at a fraction of a16w8's cost
+(where the budget cannot buy the target, the choice is the most accurate the budget buys, and ``met`` is
+False); a model that int8 already serves (weights-limited: a16w8 no better) stays int8.
 
 The result is a :class:`Choice` (per layer: scheme, cost, gain and the three sensitivities), printed by
 :meth:`Choice.table` and saved by the build as ``precision.json``.
@@ -30,13 +32,16 @@ import math
 from .choice import Choice, LayerChoice
 from .precision import PRECISIONS, PrecisionMap, layers, resolve_overrides
 
-__all__ = ["MAX_SAMPLES", "DEFAULT_MARGIN_DB", "Choice", "LayerChoice", "choose", "quantize_mixed"]
+__all__ = ["MAX_SAMPLES", "DEFAULT_MARGIN_DB", "DEFAULT_BUDGET_FACTOR", "Choice", "LayerChoice", "choose", "quantize_mixed"]
 
 #: At most this many calibration samples are simulated per configuration (the first ones, in order).
 MAX_SAMPLES = 128
 
 #: The default target: the better of int8 and a16w8 on the calibration data, less this (dB).
 DEFAULT_MARGIN_DB = 0.5
+
+#: The default budget: this many times int8's estimated instructions (issue 24: at most 1.5x int8).
+DEFAULT_BUDGET_FACTOR = 1.5
 
 #: Each greedy step simulates this many of the best-ranked candidates in the mix.
 TRIALS_PER_STEP = 3
@@ -71,9 +76,10 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
         w = [n for n in lay.nodes if n in sim.weighted]
         nw = sim.sqnr(sim.noise({}, w)) if w else None
         alone[lay.name] = (a8, a16, nw)
+    chosen = {n: forced.get(n, "int8") for n in names}
     if target_sqnr is None and budget is None:
         target_sqnr = max(s8, s16) - DEFAULT_MARGIN_DB
-    chosen = {n: forced.get(n, "int8") for n in names}
+        budget = DEFAULT_BUDGET_FACTOR * max(cost(chosen)[0], cost(all8)[0])
     free = [n for n in names if n not in forced and n in grids and alone[n][0] > alone[n][1]]
 
     def total(p):
