@@ -98,30 +98,21 @@ static inline void tabula_rescale_q32(int32_t M, int32_t S, int32_t *mq, int32_t
     *nq = 1;
 }
 
-/* sat32(x 2^b) for b in [0, 31]: x shifted left, saturated to int32 (the scalar twin of VQSHL). */
-static inline int32_t tabula_rescale_sat_shl(int32_t x, int32_t b)
-{
-    const int32_t lim = INT32_MAX >> b; /* x > lim overflows; x < -lim - 1 = floor(INT32_MIN / 2^b) too */
-    if (x > lim) {
-        return INT32_MAX;
-    }
-    if (x < -lim - 1) {
-        return INT32_MIN;
-    }
-    return (int32_t)((uint32_t)x << b);
-}
-
-/* One element the 32-bit way (tabula_rescale_q32): clamp(apply_scale(x, M, S) + zp, lo, hi). */
+/* One element the 32-bit way (tabula_rescale_q32): clamp(apply_scale(x, M, S) + zp, lo, hi).  The scalar
+ * twin of VQSHL: x 2^bq is computed modulo 2^32 and, when it does not fit int32 (x > lim or x < -lim - 1,
+ * only possible for bq > 0), the result is the clamp's end of x's sign -- what the saturated x' gives
+ * (the proof above).  (As a saturated x' itself, gcc 12 no longer sees a 32 x 32 product: a 64 x 64
+ * multiply instead of SMULL.) */
 static inline int32_t tabula_rescale_elem_q32(int32_t x, int32_t mq, int32_t bq, int32_t nq, int32_t zp, int32_t lo,
                                               int32_t hi)
 {
-    int32_t t, v;
-    if (bq) {
-        x = tabula_rescale_sat_shl(x, bq);
-    }
-    t = (int32_t)tabula_asr64((int64_t)x * mq, 32);
-    v = tabula_asr32(tabula_asr32(t, nq - 1) + 1, 1) + zp; /* floor((t + 2^(n-1)) / 2^n), no overflow */
-    return v < lo ? lo : (v > hi ? hi : v);
+    const int32_t lim = INT32_MAX >> bq, xs = tabula_u32_to_s32((uint32_t)x << bq);
+    /* floor(xs mq / 2^32): the high word of the two's complement product (SMULL) */
+    const int32_t t = tabula_u32_to_s32((uint32_t)((uint64_t)((int64_t)xs * mq) >> 32));
+    int32_t v = tabula_asr32(tabula_asr32(t, nq - 1) + 1, 1) + zp; /* floor((t + 2^(n-1)) / 2^n), no overflow */
+    v = v < lo ? lo : (v > hi ? hi : v);
+    v = x > lim ? hi : v;
+    return x < -lim - 1 ? lo : v;
 }
 
 /* One int48 element the 64-bit way: clamp(apply_scale_16(x, m, s) + zp, lo, hi); 0 when x is outside
