@@ -129,11 +129,61 @@ static inline int tabula_rescale_elem48(int64_t x, int32_t m, int32_t s, int32_t
     return 1;
 }
 
+#if TABULA_HAVE_MVE
+/*
+ * The Helium rows of tabula_rescale_narrow_block: rows x lanes (4, or 1..3 for an int32 input: predicated)
+ * elements at input[r * stride + l] -> output[r * stride + l], lane l by vm, vb, vn (mq, bq, -nq of
+ * tabula_rescale_q32): VQSHL (when shift_x), VMULH, VRSHL, + zp, VMAX / VMIN to [lo, hi], VSTRB / VSTRH.32.
+ * An int48 input is read as 4 int64 by VLD2 (low, high words) and computed from the low words; returns
+ * nonzero when some element's high word is not its low word's sign (it did not fit int32: the caller
+ * redoes the block), 0 otherwise (always for an int32 input).
+ */
+/* no-auto-inc-dec: gcc 12 otherwise folds the row step (a register) into VLD21's writeback, an
+ * addressing mode VLD21 does not have (the assembler refuses it); the function is then called, not inlined. */
+__attribute__((optimize("no-auto-inc-dec"))) static uint32_t tabula_rescale_rows_mve(const TABULA_T_IN *input, int32_t rows, int32_t stride, int32_t lanes,
+                                               int32x4_t vm, int32x4_t vb, int32x4_t vn, int32_t zp, int32_t lo,
+                                               int32_t hi, int shift_x, TABULA_T_OUT *output)
+{
+    const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
+    uint32x4_t wide = vdupq_n_u32(0u);
+    int32_t r;
+    for (r = 0; r < rows; ++r, input += stride, output += stride) {
+        int32x4_t x;
+        if (TABULA_IN_INT48) {
+            const int32x4x2_t lh = vld2q_s32((const int32_t *)(const void *)input);
+            wide = vorrq_u32(wide, vreinterpretq_u32_s32(veorq_s32(lh.val[1], vshrq_n_s32(lh.val[0], 31))));
+            x = lh.val[0];
+        } else if (lanes == 4) {
+            x = vldrwq_s32((const int32_t *)(const void *)input);
+        } else {
+            x = vldrwq_z_s32((const int32_t *)(const void *)input, vctp32q((uint32_t)lanes));
+        }
+        if (shift_x) {
+            x = vqshlq_s32(x, vb);
+        }
+        x = vrshlq_s32(vmulhq_s32(x, vm), vn);
+        x = vminq_s32(vmaxq_s32(vaddq_n_s32(x, zp), vlo), vhi);
+        if (lanes == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */
+            if (sizeof(TABULA_T_OUT) == sizeof(int16_t)) {
+                vstrhq_s32((int16_t *)(void *)output, x);
+            } else {
+                vstrbq_s32((int8_t *)(void *)output, x);
+            }
+        } else if (sizeof(TABULA_T_OUT) == sizeof(int16_t)) {
+            vstrhq_p_s32((int16_t *)(void *)output, x, vctp32q((uint32_t)lanes));
+        } else {
+            vstrbq_p_s32((int8_t *)(void *)output, x, vctp32q((uint32_t)lanes));
+        }
+    }
+    return vmaxvq_u32(0u, wide);
+}
+#endif
+
 /*
  * The narrowing path over rows x lanes elements: element (r, l) at input[r * stride + l] (l < lanes <=
  * 4) is rescaled by lane l's m[l], s[l] (the kernel's multiplier and shift; mq, bq, nq their
  * tabula_rescale_q32 form) into output[r * stride + l].  Returns 0 when an int48 element is outside
- * int48 (some elements then written), else 1.
+ * int48 (some elements then written), else 1.  input and output must not overlap.
  */
 static int tabula_rescale_narrow_block(const TABULA_T_IN *input, int32_t rows, int32_t stride, int32_t lanes,
                                        const int32_t *m, const int32_t *s, const int32_t *mq, const int32_t *bq,
@@ -143,41 +193,15 @@ static int tabula_rescale_narrow_block(const TABULA_T_IN *input, int32_t rows, i
 #if TABULA_HAVE_MVE
     if (lanes == 4 || !TABULA_IN_INT48) {
         const int32x4_t vm = vldrwq_s32(mq), vb = vldrwq_s32(bq), vn = vnegq_s32(vldrwq_s32(nq));
-        const int32x4_t vlo = vdupq_n_s32(lo), vhi = vdupq_n_s32(hi);
-        for (r = 0; r < rows; ++r, input += stride, output += stride) {
-            int32x4_t x;
-            if (TABULA_IN_INT48) { /* 4 int64: low and high words; the 32-bit way when all 4 fit int32 */
-                const int32x4x2_t lh = vld2q_s32((const int32_t *)(const void *)input);
-                if (vcmpeqq_s32(lh.val[1], vshrq_n_s32(lh.val[0], 31)) != 0xFFFFu) {
-                    for (l = 0; l < 4; ++l) {
-                        if (!tabula_rescale_elem48((int64_t)input[l], m[l], s[l], zp, lo, hi, &v)) {
-                            return 0;
-                        }
-                        output[l] = (TABULA_T_OUT)v;
-                    }
-                    continue;
-                }
-                x = lh.val[0];
-            } else if (lanes == 4) {
-                x = vldrwq_s32((const int32_t *)(const void *)input);
-            } else {
-                x = vldrwq_z_s32((const int32_t *)(const void *)input, vctp32q((uint32_t)lanes));
-            }
-            x = vrshlq_s32(vmulhq_s32(vqshlq_s32(x, vb), vm), vn);
-            x = vminq_s32(vmaxq_s32(vaddq_n_s32(x, zp), vlo), vhi);
-            if (lanes == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */
-                if (sizeof(TABULA_T_OUT) == sizeof(int16_t)) {
-                    vstrhq_s32((int16_t *)(void *)output, x);
-                } else {
-                    vstrbq_s32((int8_t *)(void *)output, x);
-                }
-            } else if (sizeof(TABULA_T_OUT) == sizeof(int16_t)) {
-                vstrhq_p_s32((int16_t *)(void *)output, x, vctp32q((uint32_t)lanes));
-            } else {
-                vstrbq_p_s32((int8_t *)(void *)output, x, vctp32q((uint32_t)lanes));
-            }
+        /* VQSHL only when a lane shifts x (S <= 32): without it the loop keeps every vector in a register */
+        const uint32_t wide = vmaxvq_u32(0u, vreinterpretq_u32_s32(vb))
+                                  ? tabula_rescale_rows_mve(input, rows, stride, lanes, vm, vb, vn, zp, lo, hi, 1, output)
+                                  : tabula_rescale_rows_mve(input, rows, stride, lanes, vm, vb, vn, zp, lo, hi, 0, output);
+        /* Done, unless an int48 element did not fit int32: then the whole block again the scalar way below
+         * (it writes every output of the block; the input is intact, the arena never overlaps the two). */
+        if (!TABULA_IN_INT48 || wide == 0u) {
+            return 1;
         }
-        return 1;
     }
 #endif
     for (l = 0; l < lanes; ++l) {
