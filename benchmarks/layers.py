@@ -122,6 +122,23 @@ def layers(rng):
     out.append(("add", "add int8 8x8x64 (fused ADD_REQUANT)", "elem", ea.size,
                 lambda dev: [(dev.add_requant(ea, eb, params), ey)]))
 
+    # RESCALE at a precision boundary of scheme=mixed, as kws (DS-CNN) has them: [1, 25, 5, 64] per channel
+    def boundary(key, desc, din, dout, m_lo, m_hi, s_lo, s_hi, acc_mag, clamp=None):
+        x = rng.integers(-acc_mag, acc_mag, (1, 25, 5, 64), endpoint=True).astype(din)
+        ra = {"input_zp": 0, "output_zp": 0, "multiplier": rng.integers(m_lo, m_hi, 64).tolist(),
+              "shift": rng.integers(s_lo, s_hi, 64, endpoint=True).tolist(), "scale32": din == "int32",
+              "output_dtype": dout}
+        want = rescale.run([x], ra)
+        if clamp is not None:
+            want = np.clip(want, *clamp).astype(want.dtype)
+        out.append((key, desc, "elem", x.size, lambda dev: [(dev.rescale(
+            x, input_zp=0, output_zp=0, multiplier=ra["multiplier"], shift=ra["shift"], output_dtype=dout,
+            clamp=clamp), want)]))
+
+    boundary("rescale48_8", "RESCALE int48->int8 per channel 25x5x64", "int64", "int8", 2**14, 2**15, 27, 29, 2**24)
+    boundary("rescale32_16", "RESCALE+CLAMP int32->int16 per ch 25x5x64", "int32", "int16", 2**30, 2**31, 31, 32,
+             2**20, (0, 32767))
+
     tx = _i8(rng, (1, 8, 8, 64))
     t8 = _i8(rng, 256)
     t8want = table.run([tx, t8], {})

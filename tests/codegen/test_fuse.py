@@ -157,7 +157,7 @@ def test_the_order_names_every_pass_of_the_folder_once_and_keeps_every_declared_
 
     mods = fusion.passes()
     assert sorted(mods) == sorted(fusion.ORDER) == ["fold_input_zp", "fuse_add_requant", "fuse_pad", "fuse_requant",
-                                                     "fuse_softmax", "fuse_table16"]
+                                                     "fuse_rescale_clamp", "fuse_softmax", "fuse_table16"]
     fusion.check_order()
     with pytest.raises(ValueError, match="every pass of the folder once"):
         fusion.check_order(fusion.ORDER[:-1])
@@ -226,8 +226,8 @@ def test_every_pair_of_passes_whose_order_matters_is_declared():
     def fused(g, order):
         for name in order:
             g = getattr(mods[name], name)(g)
-        return [(o.op, tuple(o.inputs), tuple(o.outputs), bool(o.attrs.get("requant")), bool(o.attrs.get("folded")))
-                for o in g.ops]
+        return [(o.op, tuple(o.inputs), tuple(o.outputs), bool(o.attrs.get("requant")), bool(o.attrs.get("folded")),
+                 tuple(o.attrs.get("clamp", ()))) for o in g.ops]
 
     changed_by = {name: 0 for name in fusion.ORDER}
     for g in _zoo_graphs():
@@ -237,3 +237,100 @@ def test_every_pair_of_passes_whose_order_matters_is_declared():
             if fused(g, [first, second]) != fused(g, [second, first]):
                 assert second in mods[first].MUST_RUN_BEFORE, f"{first} must run before {second}: declare why"
     assert all(changed_by.values()), changed_by  # each pass has work on these graphs
+
+
+# ---- RESCALE + CLAMP at a precision boundary (fuse_rescale_clamp) -------------------------------------------
+def _boundary_graph(din: str, dout: str, bounds, per_channel: bool = True, c: int = 6):
+    """acc (int32 / int48) [1, 5, 3, c] -> RESCALE to ``dout`` -> CLAMP ``bounds`` -> y: a precision boundary
+    of scheme=mixed as lowering leaves it when the accumulator op cannot requantize in its epilogue."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    rng = np.random.default_rng(3)
+    scale32 = din == "int32"
+    n = c if per_channel else 1
+    m = rng.integers(2**30 if scale32 else 2**14, 2**31 if scale32 else 2**15, n).tolist()
+    s = rng.integers(30, 34, n).tolist() if scale32 else rng.integers(24, 30, n).tolist()
+    g = Graph()
+    g.add_tensor(Tensor("acc", (1, 5, 3, c), din))
+    g.add_tensor(Tensor("r", (1, 5, 3, c), dout))
+    g.add_tensor(Tensor("y", (1, 5, 3, c), dout))
+    g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": -128 if dout == "int8" else 0, "multiplier": m,
+                                          "shift": s, "scale32": scale32}))
+    g.add_op(Op("CLAMP", ["r"], ["y"], {"min": bounds[0], "max": bounds[1]}))
+    g.inputs, g.outputs = ["acc"], ["y"]
+    return g
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout, bounds", [("int32", "int16", (0, 32767)), ("int64", "int8", (-100, 90)),
+                                                ("int32", "int8", (-128, 5)), ("int64", "int16", (-7, 32767))])
+@pytest.mark.parametrize("per_channel", [True, False], ids=["per_channel", "per_tensor"])
+def test_a_boundary_rescale_takes_its_clamp_bit_exact(kernel_lib, rng, din, dout, bounds, per_channel):
+    """RESCALE + CLAMP -> one RESCALE with ``clamp``: its reference (run_fused), the C kernel codegen calls
+    (tabula_rescale_clamp_<in>_<out>) and the IR pair through the reference interpreter agree bit for bit;
+    the intermediate leaves the graph."""
+    import numpy as np
+
+    from tabula.codegen.fusion import fuse_rescale_clamp
+    from tabula.codegen.fusion.fuse_rescale_clamp_pass import run_fused
+    from tabula.reference.interpreter import run_graph
+
+    ir_din = "int48" if din == "int64" else din
+    g = _boundary_graph(ir_din, dout, bounds, per_channel)
+    f = fuse_rescale_clamp(g)
+    assert [o.op for o in g.ops] == ["RESCALE", "CLAMP"]  # the IR keeps the pair
+    assert [o.op for o in f.ops] == ["RESCALE"] and f.ops[0].inputs == ["acc"] and f.ops[0].outputs == ["y"]
+    assert f.ops[0].attrs["clamp"] == list(bounds) and "r" not in f.tensors and "r" in g.tensors
+    mag = 2**22 if din == "int32" else 2**30
+    x = rng.integers(-mag, mag, (1, 5, 3, 6), endpoint=True).astype(din)
+    x.reshape(-1)[:4] = [-mag, mag, 0, -1]
+    want = run_graph(g, [x])[0]
+    assert want.dtype == np.dtype(dout) and want.min() >= bounds[0] and want.max() <= bounds[1]
+    np.testing.assert_array_equal(run_fused(f.ops[0], x, dout), want)
+    a = f.ops[0].attrs
+    got = kernel_lib.rescale(x, input_zp=a["input_zp"], output_zp=a["output_zp"], multiplier=a["multiplier"],
+                             shift=a["shift"], output_dtype=dout, clamp=a["clamp"])
+    np.testing.assert_array_equal(got, want)
+    assert plan_arena(f).size <= plan_arena(g).size  # (the pair could already reuse acc's bytes for y)
+
+
+def test_a_boundary_rescale_and_clamp_are_one_kernel_call_in_model_c(tmp_path):
+    g = _boundary_graph("int32", "int16", (0, 32767))
+    c = generate(g, tmp_path).model_c.read_text()
+    assert c.count("tabula_rescale_clamp_s32_s16(") == 1 and "tabula_clamp_s16(" not in c
+    assert ", 0, 32767, " in c
+
+
+def test_a_rescale_and_clamp_that_must_stay_apart_stay():
+    from tabula.codegen.fusion import fuse_rescale_clamp
+
+    g = _boundary_graph("int32", "int16", (0, 32767))
+    g.outputs = ["y", "r"]  # the host reads the unclamped tensor too
+    assert fuse_rescale_clamp(g) is g
+    g = _boundary_graph("int32", "int32", (0, 32767))  # no clamping kernel for an int32 output
+    g.ops[1].op = "RELU"  # (no int32 CLAMP either: any other reader keeps the RESCALE alone)
+    assert fuse_rescale_clamp(g) is g
+
+
+def test_an_accumulator_rescale_and_clamp_still_fuse_into_the_epilogue():
+    """The whole chain: the conv's RESCALE and CLAMP go to the conv's requant block (fuse_requant runs
+    first), not to a clamping RESCALE."""
+    import numpy as np
+
+    from tabula.codegen.fusion import fuse_all
+    from tabula.ir import Op, Tensor
+
+    g = _pad_conv_graph("CONV2D", "int16", [0, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1])
+    y = g.tensors["y"]
+    g.add_tensor(Tensor("r", y.shape, "int16"))
+    g.add_tensor(Tensor("z", y.shape, "int16"))
+    g.add_op(Op("RESCALE", ["y"], ["r"], {"input_zp": 0, "output_zp": 0, "multiplier": [2**14] * 4, "shift": [20] * 4,
+                                        "scale32": False}))
+    g.add_op(Op("CLAMP", ["r"], ["z"], {"min": 0, "max": 32767}))
+    g.outputs = ["z"]
+    f = fuse_all(g)
+    assert [o.op for o in f.ops] == ["CONV2D"] and f.ops[0].attrs.get("requant") and f.ops[0].outputs == ["z"]
+    block = f.constants[f.ops[0].inputs[-1]]
+    assert 0 in np.asarray(block).tolist()[:4]  # out_min of the block is the CLAMP's 0

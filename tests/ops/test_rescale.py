@@ -387,3 +387,141 @@ def test_s64_s16_c_rejects_values_outside_int48(kernel_lib):
         with pytest.raises(kl.KernelError):
             kernel_lib.rescale(np.array([0, v], np.int64), input_zp=0, output_zp=0, multiplier=[2**14], shift=[20],
                                output_dtype="int16")
+
+
+# --- the narrowing path (int32 / int48 -> int8 / int16: mixed precision's boundaries) and the fused CLAMP
+# (tabula_rescale_clamp_<in>_<out>), on every target: Helium (4 channels per vector), the portable and the
+# DSP builds.  Each case: C == reference (RESCALE, then CLAMP), tolerance 0. -----------------------------
+from helpers import kernel_targets, run_kernel_cases  # noqa: E402
+
+NARROW = [("int32", "int8"), ("int32", "int16"), ("int64", "int8"), ("int64", "int16")]
+
+
+def _want(x, a, clamp=None) -> np.ndarray:
+    y = rescale.run([x], a, strict=False)
+    return y if clamp is None else np.clip(y, *clamp).astype(y.dtype)
+
+
+def _ties(din, m, s, n, rng) -> np.ndarray:
+    """``n`` values x with x * m exactly half-way between two multiples of 2^s (m = 2^j, j < s), both signs."""
+    j = int(m).bit_length() - 1
+    e = s - 1 - j  # x = (2k + 1) 2^e: x m = (2k + 1) 2^(s-1)
+    lim = (2**31 if din == "int32" else 2**47) >> (e + 1)  # |2k + 1| 2^e inside the type
+    k = rng.integers(-min(lim, 2**20), min(lim, 2**20) - 1, n, endpoint=True)
+    return ((2 * k + 1) << e).astype(din)
+
+
+def _narrow_cases(rng, din, dout, clamp: bool):
+    """(label, call, want) cases: every shift 2..62 (61 channels: a channel tail of 1), the multiplier ends,
+    ties, both saturation ends, output zero points at their ends, channel counts 1..9 and 64, random data."""
+    scale32 = din == "int32"
+    m_max = 2**31 - 1 if scale32 else 2**15 - 1
+    lo, hi = _RANGE[din]
+    olo, ohi = _RANGE[dout]
+    zps = (-128, 127, 0) if dout == "int8" else (0,)
+    cases = []
+
+    def add(label, x, m, s, ozp, bounds=None):
+        a = _attrs_v(0, ozp, m, s, dout, scale32)
+        if clamp and bounds is None:
+            b = sorted(int(v) for v in rng.integers(olo, ohi, 2, endpoint=True))
+            bounds = (b[0], b[1])
+        if not clamp:
+            bounds = None
+        cases.append((f"{din}->{dout} {label} clamp={bounds}",
+                      lambda lib, x=x, a=a, b=bounds: lib.rescale(x, input_zp=0, output_zp=a["output_zp"],
+                                                                  multiplier=a["multiplier"], shift=a["shift"],
+                                                                  output_dtype=dout, clamp=b),
+                      _want(x, a, bounds)))
+
+    def values(shape, mag_bits=None):
+        mag = 2 ** (mag_bits if mag_bits is not None else int(rng.integers(1, 48 if din == "int64" else 32)))
+        x = rng.integers(max(-mag, lo), min(mag, hi), shape, endpoint=True)
+        flat = x.reshape(-1)  # sprinkle the input's ends
+        flat[rng.integers(0, flat.size, max(1, flat.size // 16))] = rng.choice([lo, hi, lo + 1, hi - 1, -1, 0, 1],
+                                                                                  max(1, flat.size // 16))
+        return x.astype(din)
+
+    # every shift 2..62 per channel, multipliers random / the largest / 0, data of every magnitude
+    shifts = list(range(2, 63))
+    for mkind in ("random", "max", "zero", "pow2"):
+        if mkind == "random":
+            m = rng.integers(0, m_max, 61, endpoint=True).tolist()
+        elif mkind == "max":
+            m = [m_max] * 61
+        elif mkind == "zero":
+            m = [0] * 61
+        else:
+            m = [2 ** int(rng.integers(0, 31 if scale32 else 15)) for _ in range(61)]
+        for bits in (8, 20, 31, None):
+            add(f"shifts 2..62 m={mkind} bits={bits}", values((3, 61), bits), m, shifts, int(rng.choice(zps)))
+    # per tensor, every shift, the multiplier ends; counts 0..9 and 37 (tails of the rows of 4)
+    for s in range(2, 63):
+        for m in (m_max, 1, int(rng.integers(0, m_max))):
+            n = int(rng.choice([1, 2, 3, 4, 5, 7, 9, 37]))
+            add(f"per tensor s={s} m={m} n={n}", values((n,)), [m], [s], int(rng.choice(zps)))
+    add("per tensor empty", np.zeros((0,), din), [m_max], [31], 0)
+    # ties (x m exactly at .5 of 2^s), per tensor and per channel, both signs: half toward +infinity
+    for s in (2, 3, 16, 17, 31, 32, 33, 34, 47, 60):
+        jmax = min(s - 1, 30 if scale32 else 14)
+        jmin = max(0, s - 1 - (29 if scale32 else 45))  # x = (2k+1) 2^(s-1-j) must fit the input type
+        mp = 2 ** int(rng.integers(jmin, jmax, endpoint=True))
+        add(f"ties s={s} m={mp}", _ties(din, mp, s, 24, rng), [mp], [s], int(rng.choice(zps)))
+    # saturation at both ends and the output zero point at its ends: a large and a small scale
+    for ozp in zps:
+        x = np.array([lo, lo + 1, -(2**20), -1, 0, 1, 2**20, hi - 1, hi] * 2, din)
+        add(f"saturate ozp={ozp}", x, [m_max], [2 if scale32 else 18], ozp)
+        add(f"saturate small ozp={ozp}", x, [m_max], [62], ozp)
+    # per channel, channel counts 1..9 and 64 (a tail of 1..3 or none), realistic scales and raw ones
+    for c in (1, 2, 3, 4, 5, 6, 7, 8, 9, 64):
+        for kind in ("real", "raw"):
+            rows = int(rng.integers(1, 6))
+            if kind == "real":
+                ms, ss = _params(rng, c) if scale32 else zip(*((int(rng.integers(2**14, 2**15)), int(rng.integers(15, 35)))
+                                                               for _ in range(c)))
+                ms, ss = list(ms), list(ss)
+            else:
+                ms = rng.integers(0, m_max, c, endpoint=True).tolist()
+                ss = rng.integers(2, 62, c, endpoint=True).tolist()
+            add(f"channels={c} {kind}", values((rows, c)), ms, ss, int(rng.choice(zps)))
+    # int48 values outside int32 mixed into rows of 4 (the 64-bit way for those rows only)
+    if din == "int64":
+        x = rng.integers(-(2**31), 2**31 - 1, (16, 8), endpoint=True)
+        x[rng.integers(0, 16, 6), rng.integers(0, 8, 6)] = rng.integers(lo, hi, 6, endpoint=True)
+        add("int48 outside int32, per channel", x.astype(din), rng.integers(0, m_max, 8, endpoint=True).tolist(),
+            rng.integers(20, 62, 8, endpoint=True).tolist(), int(rng.choice(zps)))
+        add("int48 outside int32, per tensor", x.astype(din), [int(rng.integers(0, m_max))], [40], int(rng.choice(zps)))
+    # the clamp bounds at the type's ends and a single value
+    if clamp:
+        x = values((4, 8), 20)
+        ms = rng.integers(0, m_max, 8, endpoint=True).tolist()
+        ss = rng.integers(20, 40, 8, endpoint=True).tolist()
+        for b in ((olo, ohi), (0, ohi), (olo, olo), (ohi, ohi), (-3, -3), (0, 0)):
+            add(f"bounds {b}", x, ms, ss, int(rng.choice(zps)), b)
+    return cases
+
+
+@pytest.mark.parametrize("target", kernel_targets("host", "m55", "m55-portable", "m4"))
+@pytest.mark.parametrize("din, dout", NARROW, ids=lambda d: d)
+@pytest.mark.parametrize("clamp", [False, True], ids=["rescale", "rescale_clamp"])
+def test_narrowing_paths_equal_reference(kernels_on, rng, target, din, dout, clamp):
+    run_kernel_cases(kernels_on(target), _narrow_cases(rng, din, dout, clamp))
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout", NARROW, ids=lambda d: d)
+def test_rescale_clamp_rejects(kernel_lib, din, dout):
+    from tabula.harness import host as kl
+
+    x = np.zeros(8, dtype=din)
+    m, s = (2**30, 31) if din == "int32" else (2**14, 15)
+    olo, ohi = _RANGE[dout]
+    for b in ((olo - 1, 0), (0, ohi + 1), (5, 4)):
+        with pytest.raises(kl.KernelError) as e:
+            kernel_lib.rescale(x, input_zp=0, output_zp=0, multiplier=[m], shift=[s], output_dtype=dout, clamp=b)
+        assert e.value.status == kl.TABULA_ERR_ARG
+    if din == "int64":  # an element outside int48 stops the kernel, on the narrowing path too
+        for v in (I48_MAX + 1, I48_MIN - 1):
+            with pytest.raises(kl.KernelError):
+                kernel_lib.rescale(np.array([0, 1, 2, v, 4], din), input_zp=0, output_zp=0, multiplier=[m], shift=[s],
+                                   output_dtype=dout, clamp=(olo, ohi))

@@ -304,18 +304,21 @@ class KernelLib:
         self.call(f"tabula_matmul_{_sfx(a)}", n, h, c, b.shape[2], a, a_zp, b, b_zp, out)
         return out
 
-    def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8") -> np.ndarray:
+    def rescale(self, x, *, input_zp, output_zp, multiplier, shift, output_dtype="int8", clamp=None) -> np.ndarray:
         """``x`` [..., C] -> ``output_dtype``; the dtypes pick ``tabula_rescale_<in>_<out>`` (int64 input:
-        the scale32=false kernel).  Per-channel when len(multiplier) > 1."""
+        the scale32=false kernel).  Per-channel when len(multiplier) > 1.  ``clamp=(out_min, out_max)``:
+        ``tabula_rescale_clamp_<in>_<out>`` (a RESCALE and its CLAMP in one call)."""
         x = np.asarray(x, order="C")
         m, s = np.atleast_1d(multiplier), np.atleast_1d(shift)
         per_channel = int(m.size > 1)
         channels = x.shape[-1] if (per_channel and x.ndim) else 1
         out = out_like(x.shape, output_dtype)
-        name = f"tabula_rescale_{_sfx(x)}_{_sfx(out)}"
+        kind = "rescale" if clamp is None else "rescale_clamp"
+        name = f"tabula_{kind}_{_sfx(x)}_{_sfx(out)}"
         if not self.has(name):
-            raise TypeError(f"no C RESCALE {x.dtype} -> {output_dtype}")
-        self.call(name, x, x.size, channels, input_zp, output_zp, m, s, per_channel, out)
+            raise TypeError(f"no C {kind.upper()} {x.dtype} -> {output_dtype}")
+        bounds = () if clamp is None else (int(clamp[0]), int(clamp[1]))
+        self.call(name, x, x.size, channels, input_zp, output_zp, m, s, per_channel, *bounds, out)
         return out
 
     def clamp(self, x, min_val, max_val) -> np.ndarray:

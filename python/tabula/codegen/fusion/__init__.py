@@ -6,8 +6,10 @@ One pass per file, ``<verb>_<object>_pass.py`` in this folder, each a function o
 that must come after it, each with the reason.  :data:`ORDER` lists the passes once, in the order
 :func:`fuse_all` (and so :func:`tabula.codegen.generate`) applies them; :func:`check_order` proves that the
 folder and the list agree and that every declared constraint holds (it runs once, at import).
-One constraint is declared: ``fuse_requant`` before ``fold_input_zp`` (the folded bias is named after
-the op's output, so the other order renames constants in ``model.c``).  Otherwise every pair of passes
+Three constraints are declared: ``fuse_requant`` before ``fold_input_zp`` (the folded bias is named after
+the op's output, so the other order renames constants in ``model.c``), and ``fuse_requant`` and
+``fuse_add_requant`` before ``fuse_rescale_clamp`` (which would otherwise take the CLAMP of a RESCALE they
+fuse: they leave a RESCALE with clamp bounds alone, so the int32 / int48 tensor would stay).  Otherwise every pair of passes
 commutes on the model zoo (a conv stack with int16 ramps, a table and a softmax; the op-class zoo; int8
 and a16w8): TABLE16 and SOFTMAX compute from their group's own metadata and the others match disjoint
 patterns.  ``tests/codegen/test_fuse.py`` runs every pair in both orders and requires any pair whose order
@@ -20,7 +22,9 @@ The passes (see each module):
 * ``fuse_pad``      a zero-point PAD into the CONV2D / DEPTHWISE_CONV2D that reads it;
 * ``fuse_requant``  RESCALE [+ CLAMP] into the CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED epilogue;
 * ``fuse_add_requant``  RESCALE, RESCALE, ADD / SUB, RESCALE [+ CLAMP] -> ``ADD_REQUANT``;
-* ``fold_input_zp`` the input zero point of an int8 CONV2D / FULLY_CONNECTED folded into its bias.
+* ``fold_input_zp`` the input zero point of an int8 CONV2D / FULLY_CONNECTED folded into its bias;
+* ``fuse_rescale_clamp``  a RESCALE int32 / int48 -> int8 / int16 left alone (a precision boundary) and its
+  CLAMP -> one RESCALE with ``attrs["clamp"]`` (``tabula_rescale_clamp_<in>_<out>``).
 """
 from __future__ import annotations
 
@@ -34,14 +38,16 @@ from .fold_input_zp_pass import fold_input_zp, folded_bias
 from .fuse_add_requant_pass import FUSED_ADD_REQUANT, fuse_add_requant
 from .fuse_pad_pass import fuse_pad
 from .fuse_requant_pass import fuse_requant
+from .fuse_rescale_clamp_pass import fuse_rescale_clamp
 from .fuse_softmax_pass import FUSED_SOFTMAX, fuse_softmax
 from .fuse_table16_pass import FUSED_TABLE16, fuse_table16
 
 __all__ = ["ORDER", "passes", "check_order", "fuse_all", "fuse_table16", "fuse_softmax", "fuse_pad", "fuse_requant",
-           "fuse_add_requant", "fold_input_zp", "folded_bias", "FUSED_TABLE16", "FUSED_SOFTMAX", "FUSED_ADD_REQUANT"]
+           "fuse_add_requant", "fold_input_zp", "fuse_rescale_clamp", "folded_bias", "FUSED_TABLE16", "FUSED_SOFTMAX", "FUSED_ADD_REQUANT"]
 
 #: Every fusion pass, once, in the order :func:`fuse_all` applies them.
-ORDER: tuple[str, ...] = ("fuse_table16", "fuse_softmax", "fuse_pad", "fuse_requant", "fuse_add_requant", "fold_input_zp")
+ORDER: tuple[str, ...] = ("fuse_table16", "fuse_softmax", "fuse_pad", "fuse_requant", "fuse_add_requant", "fold_input_zp",
+                          "fuse_rescale_clamp")
 
 _SUFFIX = "_pass"
 

@@ -10,7 +10,10 @@ from ...ir import Graph, Op, Tensor
 from ._graph import consumers_of, fold_clamp, only_reader, rebuild
 
 #: Passes that must run after this one (name -> why); :mod:`tabula.codegen.fusion` checks its order.
-MUST_RUN_BEFORE: dict[str, str] = {}
+MUST_RUN_BEFORE: dict[str, str] = {
+    "fuse_rescale_clamp": "fuse_rescale_clamp would fold the CLAMP after an ADD's final RESCALE into it; this pass then "
+                          "leaves the sequence alone (a RESCALE with clamp bounds) and the int32 sum stays in the arena",
+}
 
 
 FUSED_ADD_REQUANT = "ADD_REQUANT"
@@ -65,7 +68,8 @@ def fuse_add_requant(g: Graph) -> Graph:
             continue
         r = g.ops[j]
         out = r.outputs[0]
-        if g.tensors[out].dtype != t or int(r.attrs.get("input_zp", 0)) != 0 or per_tensor(r) is None:
+        if (g.tensors[out].dtype != t or int(r.attrs.get("input_zp", 0)) != 0 or per_tensor(r) is None
+                or "clamp" in r.attrs):
             continue
         lo, hi = dtypes.range_of(t)
         group, internal = [terms[0][0], terms[1][0], j], {*op.inputs, acc}

@@ -15,6 +15,9 @@ from ._graph import consumers_of, fold_clamp, only_reader, rebuild
 MUST_RUN_BEFORE: dict[str, str] = {
     "fold_input_zp": "fold_input_zp names the folded bias after its op's output, which fuse_requant makes the "
                      "requantized tensor; the other order gives the same numbers under other constant names in model.c",
+    "fuse_rescale_clamp": "fuse_rescale_clamp would fold the CLAMP after an accumulator's RESCALE into that RESCALE; "
+                          "fuse_requant then leaves it alone (a RESCALE with clamp bounds), and the accumulator "
+                          "tensor would stay in the arena",
 }
 
 
@@ -50,7 +53,7 @@ def fuse_requant(g: Graph) -> Graph:
             continue
         r = g.ops[j]
         out = r.outputs[0]
-        if (g.tensors[acc].dtype != want[0] or g.tensors[out].dtype != want[1]
+        if ("clamp" in r.attrs or g.tensors[acc].dtype != want[0] or g.tensors[out].dtype != want[1]
                 or bool(r.attrs.get("scale32", True)) != want[2] or int(r.attrs.get("input_zp", 0)) != 0):
             continue
         out_c = g.tensors[acc].shape[-1]
