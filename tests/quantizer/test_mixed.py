@@ -17,7 +17,7 @@ from tabula.quantizer.annotator import TabulaQuantizer
 from tabula.quantizer.choice import Choice
 from tabula.quantizer.mixed import choose
 from tabula.quantizer.precision import Layer, layers, resolve_overrides
-from tabula.quantizer.sensitivity import Simulator
+from tabula.quantizer.sensitivity import Simulator, before_softmax
 
 
 @pytest.fixture(scope="module")
@@ -140,9 +140,15 @@ def test_the_simulator_is_pt2es_own_simulation_of_each_scheme(model):
     g16 = quantize_graph(copy.deepcopy(fg), TabulaQuantizer("a16w8"), (x[:1],), x)
     sim = Simulator(fg, g8, g16, [(x[i:i + 1],) for i in range(len(x))])
     names = [lay.name for lay in layers(fg)]
+    # measured before the model's final softmax: its logits (the converted graphs cut there alike)
+    logits = before_softmax(copy.deepcopy(fg))
+    assert sum(n.op == "call_function" and "softmax" in str(n.target) for n in fg.graph.nodes) == 1
+    assert not any("softmax" in str(n.target) for n in logits.graph.nodes)
     with torch.no_grad():
-        yf = torch.cat([fg(x[i:i + 1]) for i in range(len(x))]).double()
+        yf = torch.cat([logits(x[i:i + 1]) for i in range(len(x))]).double()
+        assert torch.allclose(sim.reference[0], yf.reshape(len(x), -1), rtol=1e-5, atol=1e-6)  # batched: other sums
         for gm, scheme in ((g8, "int8"), (g16, "a16w8")):
+            gm = before_softmax(copy.deepcopy(gm))
             want = float(((torch.cat([gm(x[i:i + 1]) for i in range(len(x))]).double() - yf) ** 2).sum())
             assert sim.noise({n: scheme for n in names}) == pytest.approx(want, rel=1e-3)  # float sums in another order
     assert sim.noise({}, ()) == 0.0                                  # everything float
@@ -215,6 +221,24 @@ def test_a_budget_is_kept_and_overrides_stay_as_given():
     # where a fits the budget, the default target is met with the fewest layers that meet it
     c = choose(sim, LAYERS, _cost(dict(COST, a=(100, 200))), {})
     assert c.met and c.precision["a"] == "a16w8" and c.instructions_mixed <= 600
+
+
+class _MisleadingSim(_AdditiveSim):
+    """Alone, a, b and c look best per instruction; in the mix only e removes noise."""
+
+    def noise(self, acts, weights=None):
+        if weights is not None or len([v for v in acts.values() if v]) <= 1:
+            return super().noise(acts, weights)
+        return 50.0 - (45.0 if acts.get("e") == "a16w8" else 0.0)
+
+
+def test_the_greedy_looks_past_the_best_ranked_layers_that_do_not_help_in_the_mix():
+    n8 = {"a": 40.0, "b": 40.0, "c": 40.0, "d": 1.0, "e": 10.0}
+    n16 = {k: 0.1 for k in n8}
+    lay = [Layer(n, "aten.conv2d", "") for n in n8]
+    cost = _cost({"a": (100, 110), "b": (100, 110), "c": (100, 110), "d": (100, 110), "e": (100, 200)})
+    c = choose(_MisleadingSim(n8, n16), lay, cost, {}, target_sqnr=30.0)
+    assert c.precision["e"] == "a16w8" and c.met      # ranked 5th by its noise alone, found after a, b, c, d
 
 
 def test_the_choice_prints_every_layer_and_survives_json():

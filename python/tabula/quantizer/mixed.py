@@ -102,10 +102,15 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
             ranked.append(((alone[n][0] - alone[n][1]) / max(extra, 1.0), n, trial, extra))
         ranked.sort(key=lambda t: -t[0])
         best = None
-        for _, n, trial, extra in ranked[:TRIALS_PER_STEP]:
-            removed = current - sim.noise(trial)
-            if removed > 0 and (best is None or removed / max(extra, 1.0) > best[0]):
-                best = (removed / max(extra, 1.0), n, trial)
+        # the best few, then the next few while none of them removes noise in the mix (a layer whose noise
+        # alone ranks it low may still be the one that helps: the estimates add only roughly)
+        for start in range(0, len(ranked), TRIALS_PER_STEP):
+            for _, n, trial, extra in ranked[start:start + TRIALS_PER_STEP]:
+                removed = current - sim.noise(trial)
+                if removed > 0 and (best is None or removed / max(extra, 1.0) > best[0]):
+                    best = (removed / max(extra, 1.0), n, trial)
+            if best is not None:
+                break
         if best is None:
             break
         _, n, chosen = best
