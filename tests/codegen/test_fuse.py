@@ -334,3 +334,68 @@ def test_an_accumulator_rescale_and_clamp_still_fuse_into_the_epilogue():
     assert [o.op for o in f.ops] == ["CONV2D"] and f.ops[0].attrs.get("requant") and f.ops[0].outputs == ["z"]
     block = f.constants[f.ops[0].inputs[-1]]
     assert 0 in np.asarray(block).tolist()[:4]  # out_min of the block is the CLAMP's 0
+
+
+# ---- an accumulator op's RESCALE to the other activation type (fuse_requant at a precision boundary) ---------
+def _dw_boundary_graph(din: str, dout: str, bounds, c: int = 11):
+    """x [1, 6, 5, c] ``din`` -> DEPTHWISE_CONV2D 3x3 pad 1 (int48 / int32 acc) -> RESCALE to ``dout`` (the other
+    activation type) -> CLAMP ``bounds`` -> y: a depthwise layer at a precision boundary of scheme=mixed, as
+    lowering writes it."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    rng = np.random.default_rng(11)
+    wide = din == "int16"
+    acc = "int48" if wide else "int32"
+    zp = 0 if wide else -9
+    g = Graph()
+    g.add_tensor(Tensor("x", (1, 6, 5, c), din, 0.1, zp))
+    wt = rng.integers(-127, 128, (3, 3, c, 1)).astype(np.int8)
+    g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * c, 0), wt)
+    g.add_tensor(Tensor("b", (c,), acc), rng.integers(-5000, 5000, c).astype(np.int64 if wide else np.int32))
+    for name, dt in (("acc", acc), ("r", dout), ("y", dout)):
+        g.add_tensor(Tensor(name, (1, 6, 5, c), dt))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
+                                                              "input_zp": zp, "weight_zp": 0, "multiplier": 1}))
+    if wide:   # int48 -> int8: apply_scale_16, any int8 zero point
+        m, s, ozp = rng.integers(2**14, 2**15, c).tolist(), rng.integers(27, 30, c).tolist(), -3
+    else:      # int32 -> int16: apply_scale_32, zero point 0
+        m, s, ozp = rng.integers(2**30, 2**31, c).tolist(), rng.integers(28, 31, c).tolist(), 0
+    g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": ozp, "multiplier": m, "shift": s,
+                                          "scale32": not wide}))
+    g.add_op(Op("CLAMP", ["r"], ["y"], {"min": bounds[0], "max": bounds[1]}))
+    g.inputs, g.outputs = ["x"], ["y"]
+    return g
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout, bounds, kernel", [("int16", "int8", (-3, 127), "tabula_depthwise_conv2d_s16_s8"),
+                                                        ("int8", "int16", (0, 32767), "tabula_depthwise_conv2d_s8_s16")])
+def test_a_depthwise_boundary_is_one_kernel_call_bit_exact(tmp_path, kernel_lib, rng, din, dout, bounds, kernel):
+    """DEPTHWISE_CONV2D, its RESCALE to the other activation type and the CLAMP: one accumulator op with a
+    requant block (no int32 / int48 tensor, no RESCALE or CLAMP kernel in model.c), whose kernel on the host
+    equals the IR sequence through the reference interpreter on every element."""
+    import numpy as np
+
+    from tabula import requant
+    from tabula.codegen.fusion import fuse_all
+    from tabula.reference.interpreter import run_graph
+
+    g = _dw_boundary_graph(din, dout, bounds)
+    f = fuse_all(g)
+    assert [o.op for o in f.ops] == ["DEPTHWISE_CONV2D"] and f.ops[0].attrs["requant"]
+    assert f.ops[0].outputs == ["y"] and "acc" not in f.tensors and "r" not in f.tensors
+    block = requant.unpack(f.constants[f.ops[0].inputs[3]])
+    assert (block.out_min, block.out_max) == bounds
+    c = generate(g, tmp_path).model_c.read_text()
+    assert c.count(f"{kernel}(") == 1 and "tabula_rescale" not in c and "tabula_clamp" not in c
+    lo, hi = (-32768, 32767) if din == "int16" else (-128, 127)
+    x = rng.integers(lo, hi, g.tensors["x"].shape, endpoint=True).astype(din)
+    want = run_graph(g, [x])[0]
+    a = g.ops[0].attrs
+    got = kernel_lib.depthwise_conv2d(x, g.constants["w"], g.constants["b"], pad=a["pad"], stride=a["stride"],
+                                      dilation=a["dilation"], input_zp=a["input_zp"], weight_zp=0,
+                                      requant=f.constants[f.ops[0].inputs[3]], out_dtype=dout)
+    np.testing.assert_array_equal(got, want)
+    assert want.dtype == np.dtype(dout) and (want == bounds[0]).any() and (want == bounds[1]).any()
