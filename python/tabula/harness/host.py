@@ -247,14 +247,17 @@ class KernelLib:
             self.call("tabula_conv2d_s8", win, w.shape[0], x, input_zp, w, weight_zp, b, requant, out)
         return out
 
-    def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None) -> np.ndarray:
+    def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None,
+                      out_dtype=None) -> np.ndarray:
         """tabula_conv2d_s8_folded: x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8 (symmetric), b [Cout]
-        int32 (the folded bias) or None; padded taps read as ``pad_value``."""
+        int32 (the folded bias) or None; padded taps read as ``pad_value``.  ``out_dtype`` int16 (with
+        ``requant``): the precision boundary's tabula_conv2d_s8_s16_folded."""
         x, w = np.asarray(x), np.asarray(w)
         out_hw = out_hw or _conv_out(x.shape[1:3], w.shape[1:3], pad, stride, dilation)
         win = self.window(x.shape, out_hw, w.shape[1:3], stride, dilation, pad)
-        out = out_like((x.shape[0], out_hw[0], out_hw[1], w.shape[0]), np.int32 if requant is None else np.int8)
-        self.call("tabula_conv2d_s8_folded", win, w.shape[0], x, pad_value, w, b, requant, out)
+        name, odt = _requant_out("tabula_conv2d_s8", x.dtype, requant, out_dtype)
+        out = out_like((x.shape[0], out_hw[0], out_hw[1], w.shape[0]), np.int32 if odt is None else odt)
+        self.call(f"{name}_folded", win, w.shape[0], x, pad_value, w, b, requant, out)
         return out
 
     def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None,
