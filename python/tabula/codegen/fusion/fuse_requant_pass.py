@@ -12,11 +12,14 @@ import numpy as np
 from ... import dtypes, kernels, requant
 from ...ir import Graph, Op, Tensor
 from ._graph import consumers_of, fold_clamp, only_reader, rebuild
+from .fold_input_zp_pass import folded_bias
 
 #: Passes that must run after this one (name -> why); :mod:`tabula.codegen.fusion` checks its order.
 MUST_RUN_BEFORE: dict[str, str] = {
     "fold_input_zp": "fold_input_zp names the folded bias after its op's output, which fuse_requant makes the "
-                     "requantized tensor; the other order gives the same numbers under other constant names in model.c",
+                     "requantized tensor; the other order gives the same numbers under other constant names in model.c; "
+                     "and an int8 CONV2D fused across a precision boundary has only a folded kernel "
+                     "(tabula_conv2d_s8_s16_folded): fuse_requant fuses it only where fold_input_zp will fold it",
     "fuse_rescale_clamp": "fuse_rescale_clamp would fold the CLAMP after an accumulator's RESCALE into that RESCALE; "
                           "fuse_requant then leaves it alone (a RESCALE with clamp bounds), and the accumulator "
                           "tensor would stay in the arena",
@@ -38,6 +41,20 @@ def boundary_kernel(op: str, in_dtype: str, out_dtype: str, folded: bool = False
         return None
     name = f"tabula_{op.lower()}_{dtypes.get(in_dtype).sfx}_{dtypes.get(out_dtype).sfx}{'_folded' if folded else ''}"
     return name if name in kernels.names() else None
+
+
+def _boundary_fuses(g: Graph, op: Op, x_dtype: str, y_dtype: str) -> bool:
+    """Whether codegen has a kernel for ``op`` fused across a precision boundary: its own
+    (:func:`boundary_kernel`), or -- an int8 CONV2D, which codegen calls folded -- the folded one when
+    :func:`~tabula.codegen.fusion.fold_input_zp` will fold it (symmetric weights, constant weights and
+    bias, the folded bias inside int32)."""
+    if boundary_kernel(op.op, x_dtype, y_dtype) is not None:
+        return True
+    if op.op != "CONV2D" or x_dtype != "int8" or boundary_kernel(op.op, x_dtype, y_dtype, folded=True) is None:
+        return False
+    w, b = g.constants.get(op.inputs[1]), g.constants.get(op.inputs[2])
+    return (int(op.attrs.get("weight_zp", 0)) == 0 and w is not None and b is not None
+            and folded_bias(w, b, int(op.attrs.get("input_zp", 0))) is not None)
 
 
 def fuse_requant(g: Graph) -> Graph:
@@ -70,7 +87,7 @@ def fuse_requant(g: Graph) -> Graph:
         out = r.outputs[0]
         y_dtype = g.tensors[out].dtype
         if ("clamp" in r.attrs or g.tensors[acc].dtype != want[0] or y_dtype not in _REQUANT_TYPES
-                or (y_dtype != x_dtype and boundary_kernel(op.op, x_dtype, y_dtype) is None)
+                or (y_dtype != x_dtype and not _boundary_fuses(g, op, x_dtype, y_dtype))
                 or bool(r.attrs.get("scale32", True)) != want[1] or int(r.attrs.get("input_zp", 0)) != 0):
             continue
         out_c = g.tensors[acc].shape[-1]
