@@ -401,7 +401,7 @@ def test_a_depthwise_boundary_is_one_kernel_call_bit_exact(tmp_path, kernel_lib,
     assert want.dtype == np.dtype(dout) and (want == bounds[0]).any() and (want == bounds[1]).any()
 
 
-def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10):
+def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10, shifts=(33, 36)):
     """x int8 [1, 5, 7, c] -> CONV2D 3x3 pad 1 (int32 acc) -> RESCALE to int16 -> CLAMP [0, 32767] (an int16
     ReLU) -> y: an int8 layer's conv at a precision boundary of scheme=mixed."""
     import numpy as np
@@ -413,14 +413,14 @@ def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10):
     g.add_tensor(Tensor("x", (1, 5, 7, c), "int8", 0.1, -20))
     wt = rng.integers(-127, 128, (cout, 3, 3, c)).astype(np.int8)
     g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * cout, 0), wt)
-    g.add_tensor(Tensor("b", (cout,), "int32"), rng.integers(-5000, 5000, cout).astype(np.int32))
+    g.add_tensor(Tensor("b", (cout,), "int32"), rng.integers(-300000, 300000, cout).astype(np.int32))
     g.add_tensor(Tensor("acc", (1, 5, 7, cout), "int32"))
     g.add_tensor(Tensor("r", (1, 5, 7, cout), "int16"))
     g.add_tensor(Tensor("y", (1, 5, 7, cout), "int16"))
     g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
                                                     "input_zp": -20, "weight_zp": weight_zp}))
     g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": 0, "multiplier": rng.integers(2**30, 2**31, cout).tolist(),
-                                          "shift": rng.integers(28, 31, cout).tolist(), "scale32": True}))
+                                          "shift": rng.integers(*shifts, cout).tolist(), "scale32": True}))
     g.add_op(Op("CLAMP", ["r"], ["y"], {"min": 0, "max": 32767}))
     g.inputs, g.outputs = ["x"], ["y"]
     return g
@@ -430,7 +430,8 @@ def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10):
 def test_an_int8_conv_boundary_is_one_folded_kernel_call_bit_exact(tmp_path, kernel_lib, rng):
     """CONV2D int8 -> RESCALE int32 -> int16 -> CLAMP: one folded CONV2D with a requant block calling
     tabula_conv2d_s8_s16_folded in model.c, equal on the host to the IR sequence through the reference; with a
-    weight zero point (no folded form) the RESCALE stays its own kernel."""
+    weight zero point (no folded form), or a shift below 33 (the kernel's vector requantization needs 33 or
+    more), the RESCALE stays its own kernel."""
     import numpy as np
 
     from tabula.codegen.fusion import fuse_all
@@ -449,6 +450,7 @@ def test_an_int8_conv_boundary_is_one_folded_kernel_call_bit_exact(tmp_path, ker
                                    dilation=[1, 1], pad_value=-20, requant=f.constants[op.inputs[3]], out_dtype="int16")
     np.testing.assert_array_equal(got, want)
     assert (want == 0).any() and (want == 32767).any() and ((want > 0) & (want < 32767)).any()
+    assert [o.op for o in fuse_all(_conv_boundary_graph(shifts=(32, 33))).ops] == ["CONV2D", "RESCALE"]
     g = _conv_boundary_graph(weight_zp=3)
     assert [o.op for o in fuse_all(g).ops] == ["CONV2D", "RESCALE"]
     c = generate(g, tmp_path / "b").model_c.read_text()

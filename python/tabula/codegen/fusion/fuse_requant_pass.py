@@ -43,14 +43,19 @@ def boundary_kernel(op: str, in_dtype: str, out_dtype: str, folded: bool = False
     return name if name in kernels.names() else None
 
 
-def _boundary_fuses(g: Graph, op: Op, x_dtype: str, y_dtype: str) -> bool:
+def _boundary_fuses(g: Graph, op: Op, rescale: Op, x_dtype: str, y_dtype: str) -> bool:
     """Whether codegen has a kernel for ``op`` fused across a precision boundary: its own
     (:func:`boundary_kernel`), or -- an int8 CONV2D, which codegen calls folded -- the folded one when
     :func:`~tabula.codegen.fusion.fold_input_zp` will fold it (symmetric weights, constant weights and
-    bias, the folded bias inside int32)."""
+    bias, the folded bias inside int32) and ``rescale`` shifts by 33 or more everywhere."""
     if boundary_kernel(op.op, x_dtype, y_dtype) is not None:
         return True
     if op.op != "CONV2D" or x_dtype != "int8" or boundary_kernel(op.op, x_dtype, y_dtype, folded=True) is None:
+        return False
+    if min(int(v) for v in rescale.attrs["shift"]) < 33:
+        # tabula_conv2d_s8_s16_folded requantizes its tiles 4 channels per Helium vector only when every
+        # shift is >= 33; below, per value in 64 bits, which costs more than the RESCALE kernel it saves
+        # (kws mixed's last pointwise conv: 462,719 against 117,672 + 33,875 instructions)
         return False
     w, b = g.constants.get(op.inputs[1]), g.constants.get(op.inputs[2])
     return (int(op.attrs.get("weight_zp", 0)) == 0 and w is not None and b is not None
@@ -87,7 +92,7 @@ def fuse_requant(g: Graph) -> Graph:
         out = r.outputs[0]
         y_dtype = g.tensors[out].dtype
         if ("clamp" in r.attrs or g.tensors[acc].dtype != want[0] or y_dtype not in _REQUANT_TYPES
-                or (y_dtype != x_dtype and not _boundary_fuses(g, op, x_dtype, y_dtype))
+                or (y_dtype != x_dtype and not _boundary_fuses(g, op, r, x_dtype, y_dtype))
                 or bool(r.attrs.get("scale32", True)) != want[1] or int(r.attrs.get("input_zp", 0)) != 0):
             continue
         out_c = g.tensors[acc].shape[-1]
