@@ -562,9 +562,9 @@ def test_depthwise_conv2d_precision_boundary_on_every_target(kernels_on, rng, ta
 @pytest.mark.host
 @pytest.mark.parametrize("wide", [True, False], ids=["s16_s8", "s8_s16"])
 def test_precision_boundary_kernels_refuse_a_missing_or_bad_block(kernel_lib, rng, wide):
-    """No block (there is no accumulator output), a multiplier at the accumulator's limit (2^15 / 2^31
-    -1 ... as the accumulator's own kernels: 2^15 for int48), bounds or a zero point outside the output
-    type: TABULA_ERR_ARG, nothing written."""
+    """No block (there is no accumulator output: nothing written), a multiplier outside the accumulator's
+    range (int48: 2^15; int32: a negative word), bounds or a zero point outside the output type:
+    TABULA_ERR_ARG.  An int32 accumulator's multiplier may exceed int48's limit."""
     x, wt, b, a = _cross_inputs(rng, (1, 4, 4, 3, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0, 0, "random", False), wide)
     acc = depthwise_conv2d.run([x, wt, b], a)
     out_dtype = "int8" if wide else "int16"
