@@ -156,6 +156,45 @@ def requant_block16(rng, acc, out_min: int = -32768, shifts=None):
     return requant.pack(0, out_min, 32767, m, s)
 
 
+def requant_block_cross(rng, acc, acc48: bool, kind: str = "random"):
+    """A requant block of a precision boundary's kernel (``tabula_<op>_s16_s8``: ``acc48`` int48 accumulators,
+    multipliers < 2^15, int8 out with any zero point; ``tabula_<op>_s8_s16``: int32 accumulators, multipliers
+    < 2^31, int16 out with zero point 0), scaled so the outputs land around the output type's range (some
+    saturate at both ends):
+
+    * ``random``: multipliers in the upper half of their range, shifts near log2|acc| + the multiplier's
+      bits - the output's bits (int48 -> int8: inside [17, 46], the Helium vector epilogue's; int32 ->
+      int16: mostly >= 33);
+    * ``edges``: as random, with (multiplier, shift) (0, s), (1, 2), (max, 62), (max, 2) and (max, 33) on the
+      first channels, the zero point at an end (int8) and a CLAMP inside the range;
+    * ``ties``: the multiplier a power of two and small shifts (int48: 17..19, int32: 33..35), so that
+      accumulators with the right low bits are exact ties (half toward +infinity)."""
+    import numpy as np
+
+    from tabula import requant
+
+    cout = acc.shape[-1]
+    m_bits, out_bits = (15, 7) if acc48 else (31, 15)
+    log2 = int(np.log2(np.abs(acc.astype(np.int64)).max() + 1))
+    m = rng.integers(2 ** (m_bits - 1), 2**m_bits, cout)
+    s = (log2 + m_bits - out_bits - 1 - rng.integers(0, 3, cout)).clip(2, 62)
+    zp = int(rng.integers(-128, 128)) if acc48 else 0
+    lo, hi = (-128, 127) if acc48 else (-32768, 32767)
+    if kind == "ties":
+        m = np.full(cout, 2 ** (m_bits - 1))
+        s = m_bits - 1 + 3 + np.arange(cout) % 3 if acc48 else 33 + np.arange(cout) % 3
+    elif kind == "edges":
+        mx = 2**m_bits - 1
+        for o, (mo, so) in zip(range(cout), [(0, int(s[0])), (1, 2), (mx, 62), (mx, 2), (mx, 33)]):
+            m[o], s[o] = mo, so
+        if acc48:
+            zp = [-128, 127][int(rng.integers(0, 2))]
+            lo, hi = (zp, 127) if zp < 0 else (-128, 100)
+        else:
+            lo = 0   # an int16 ReLU
+    return requant.pack(zp, lo, hi, m, s)
+
+
 def run_kernel_cases(lib, cases):
     """Run ``cases`` -- ``[(label, call, want)]`` with ``call(lib) -> output array`` -- in one batch on
     ``lib`` (the host library or a device one) and compare every output with ``want`` bit for bit;

@@ -117,29 +117,36 @@ static inline int tabula_requant_s16_vec_ok(const tabula_requant *rq, int32_t ou
  * 2^(s+16)) = floor((p + 2^(s-1)) / 2^s), TOSA's apply_scale_16 (|t| < 2^30: + zp cannot overflow), then
  * the clamp in 32-bit lanes and VSTRH.32 of the first `count` (1..4) lanes.
  */
-static inline void tabula_requant4_s16_mve(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count,
-                                           int32_t zp, int32_t lo, int32_t hi, int16_t *out)
-{
-    const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */
-    const int32_t *requant = tabula_requant_words(rq);
-    int32x4_t m, s, v;
-    mve_pred16_t p = 0;
-    if (count == 4) {
-        m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);
-        s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);
-    } else {
-        p = vctp32q((uint32_t)count);
-        m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);
-        s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p);
+/* The body of tabula_requant4_s16_mve and of its int8-storing twin tabula_requant4_s16_s8_mve (a
+ * precision boundary: int48 accumulators to an int8 tensor, lo and hi within int8, so the low byte of the
+ * clamped lane is its value): one text, the store (VSTRH.32 / VSTRB.32) a parameter. */
+#define TABULA_REQUANT4_S16_FN(NAME, OUT_T, STORE, STORE_P)                                                \
+    static inline void NAME(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count, int32_t zp,  \
+                            int32_t lo, int32_t hi, OUT_T *out)                                            \
+    {                                                                                                      \
+        const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */  \
+        const int32_t *requant = tabula_requant_words(rq);                                                 \
+        int32x4_t m, s, v;                                                                                 \
+        mve_pred16_t p = 0;                                                                                \
+        if (count == 4) {                                                                                  \
+            m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);            \
+            s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);      \
+        } else {                                                                                           \
+            p = vctp32q((uint32_t)count);                                                                  \
+            m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);       \
+            s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p); \
+        }                                                                                                  \
+        v = vrshlq_s32(vmulhq_s32(acc, vshlq_n_s32(m, 16)), vsubq_s32(vdupq_n_s32(16), s));                \
+        v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));                    \
+        if (count == 4) {                                                                                  \
+            STORE(out, v);                                                                                 \
+        } else {                                                                                           \
+            STORE_P(out, v, p);                                                                            \
+        }                                                                                                  \
     }
-    v = vrshlq_s32(vmulhq_s32(acc, vshlq_n_s32(m, 16)), vsubq_s32(vdupq_n_s32(16), s));
-    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    if (count == 4) {
-        vstrhq_s32(out, v);
-    } else {
-        vstrhq_p_s32(out, v, p);
-    }
-}
+
+TABULA_REQUANT4_S16_FN(tabula_requant4_s16_mve, int16_t, vstrhq_s32, vstrhq_p_s32)
+TABULA_REQUANT4_S16_FN(tabula_requant4_s16_s8_mve, int8_t, vstrbq_s32, vstrbq_p_s32)
 
 /*
  * Write n (1..) int48 accumulators acc[0..n) (int64_t) of output channels o.. to out: int64 (rq ==
@@ -218,29 +225,36 @@ static __attribute__((noinline, unused)) void tabula_gemv_s16_mve(const int16_t 
  * store cannot force them to be reloaded), and VSTRB.32 writes the low byte of the first `count`
  * lanes (1..4; the others are not loaded either: predicated gathers).
  */
-static inline void tabula_requant4_s8_mve(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count,
-                                          int32_t zp, int32_t lo, int32_t hi, int8_t *out)
-{
-    const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */
-    const int32_t *requant = tabula_requant_words(rq);
-    int32x4_t m, s, v;
-    mve_pred16_t p = 0;
-    if (count == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */
-        m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);
-        s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);
-    } else {
-        p = vctp32q((uint32_t)count);
-        m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);
-        s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p);
+/* The body of tabula_requant4_s8_mve and of its int16-storing twin tabula_requant4_s8_s16_mve (a precision
+ * boundary: int32 accumulators to an int16 tensor, lo and hi within int16; |v| < 2^30 before the clamp
+ * as above): one text, the store (VSTRB.32 / VSTRH.32) a parameter. */
+#define TABULA_REQUANT4_S8_FN(NAME, OUT_T, STORE, STORE_P)                                                 \
+    static inline void NAME(int32x4_t acc, const tabula_requant *rq, int32_t o, int32_t count, int32_t zp,  \
+                            int32_t lo, int32_t hi, OUT_T *out)                                            \
+    {                                                                                                      \
+        const uint32x4_t pairs = vidupq_n_u32(0u, 2); /* 0, 2, 4, 6: word offsets of the {m, s} pairs */  \
+        const int32_t *requant = tabula_requant_words(rq);                                                 \
+        int32x4_t m, s, v;                                                                                 \
+        mve_pred16_t p = 0;                                                                                \
+        if (count == 4) { /* (gcc 12 ICEs on a predicate that folds to a constant: no vctp32q(4)) */       \
+            m = vldrwq_gather_shifted_offset_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs);            \
+            s = vldrwq_gather_shifted_offset_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs);      \
+        } else {                                                                                           \
+            p = vctp32q((uint32_t)count);                                                                  \
+            m = vldrwq_gather_shifted_offset_z_s32(requant + TABULA_REQUANT_HEAD + 2 * o, pairs, p);       \
+            s = vldrwq_gather_shifted_offset_z_s32(requant + (TABULA_REQUANT_HEAD + 1) + 2 * o, pairs, p); \
+        }                                                                                                  \
+        v = vrshlq_s32(vmulhq_s32(acc, m), vsubq_s32(vdupq_n_s32(32), s));                                 \
+        v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));                    \
+        if (count == 4) {                                                                                  \
+            STORE(out, v);                                                                                 \
+        } else {                                                                                           \
+            STORE_P(out, v, p);                                                                            \
+        }                                                                                                  \
     }
-    v = vrshlq_s32(vmulhq_s32(acc, m), vsubq_s32(vdupq_n_s32(32), s));
-    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
-    if (count == 4) {
-        vstrbq_s32(out, v);
-    } else {
-        vstrbq_p_s32(out, v, p);
-    }
-}
+
+TABULA_REQUANT4_S8_FN(tabula_requant4_s8_mve, int8_t, vstrbq_s32, vstrbq_p_s32)
+TABULA_REQUANT4_S8_FN(tabula_requant4_s8_s16_mve, int16_t, vstrhq_s32, vstrhq_p_s32)
 
 /*
  * Requantize 8 channels whose int32 accumulators are in the even (e: channels 0, 2, 4, 6) and odd (o: 1,

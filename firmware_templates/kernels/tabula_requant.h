@@ -81,9 +81,15 @@ static inline int tabula_requant_ok(const tabula_requant *rq, int32_t out_c, int
  * written) that fails tabula_requant_ok for T -- int8_t (an int32 accumulator through apply_scale_32:
  * multipliers below 2^31) or int16_t (an int48 accumulator through apply_scale_16: below 2^15), the zero
  * point and the clamp bounds within T's (TABULA_ZP_MIN, TABULA_MIN of tabula_internal.h). */
-#define TABULA_REQUANT_INVALID(rq, out_c, T)                                                              \
+#define TABULA_REQUANT_INVALID(rq, out_c, T) TABULA_REQUANT_INVALID_X(rq, out_c, T, sizeof(T) != 1u)
+
+/* The same for a cross-dtype epilogue (a precision boundary of scheme=mixed: int48 -> int8, int32 ->
+ * int16): the zero point and the clamp bounds within the output type T, the multipliers below the
+ * accumulator's limit -- acc48 1: int48 through apply_scale_16 (< 2^15); 0: int32 through apply_scale_32
+ * (< 2^31). */
+#define TABULA_REQUANT_INVALID_X(rq, out_c, T, acc48)                                                     \
     ((rq) && !tabula_requant_ok((rq), (out_c), TABULA_ZP_MIN(T), TABULA_ZP_MAX(T), TABULA_MIN(T),         \
-                                TABULA_MAX(T), sizeof(T) == 1u ? INT64_C(1) << 31 : INT64_C(1) << 15))
+                                TABULA_MAX(T), (acc48) ? INT64_C(1) << 15 : INT64_C(1) << 31))
 
 /* zp, lo, hi = the block's output_zp, out_min, out_max when there is one (the kernels' locals, read once
  * per call; left as they are without a block). */
@@ -185,6 +191,27 @@ static inline int32_t tabula_requantize48(int64_t acc, int32_t m, int32_t s, int
         } else {                                                                                          \
             ((int64_t *)(output))[at] = (acc);                                                            \
         }                                                                                                 \
+    } while (0)
+
+/* The stores of a cross-dtype epilogue (a precision boundary; the kernel requires a block, rq != NULL):
+ * an int32 accumulator through tabula_requantize32 (ge33 as TABULA_STORE_ACC32's), or an int48 one
+ * through tabula_requantize48, written as an element of type T (int8_t, int16_t) -- the output type's
+ * range is the block's [out_min, out_max], checked once per call by TABULA_REQUANT_INVALID_X. */
+#define TABULA_STORE_REQ32(output, at, acc, rq, o, zp, lo, hi, ge33, T)                                       \
+    do {                                                                                                  \
+        if (ge33) {                                                                                       \
+            ((T *)(output))[at] = (T)tabula_requantize32(                                                 \
+                (acc), tabula_requant_m((rq), (o)), tabula_requant_s((rq), (o)), (zp), (lo), (hi), 1);    \
+        } else {                                                                                          \
+            ((T *)(output))[at] = (T)tabula_requantize32(                                                 \
+                (acc), tabula_requant_m((rq), (o)), tabula_requant_s((rq), (o)), (zp), (lo), (hi), 0);    \
+        }                                                                                                 \
+    } while (0)
+
+#define TABULA_STORE_REQ48(output, at, acc, rq, o, zp, lo, hi, T)                                             \
+    do {                                                                                                  \
+        ((T *)(output))[at] = (T)tabula_requantize48(                                                     \
+            (acc), tabula_requant_m((rq), (o)), tabula_requant_s((rq), (o)), (zp), (lo), (hi));           \
     } while (0)
 
 static inline void tabula_store_acc32(void *output, int32_t at, int32_t acc, const tabula_requant *rq, int32_t o,

@@ -60,15 +60,17 @@ def unpack(block) -> Requant:
     return Requant(head["output_zp"], head["out_min"], head["out_max"], cols["multiplier"], cols["shift"])
 
 
-def reference(acc: np.ndarray, block, wide: bool = False) -> np.ndarray:
+def reference(acc: np.ndarray, block, wide: bool = False, out_dtype: str | None = None) -> np.ndarray:
     """What the kernels' epilogue computes from accumulators ``acc`` (last axis: output channels) and a
     block: the IR's RESCALE (per channel, input zero point 0; ``wide``: the int48 accumulator's
-    apply_scale_16 and int16 out, else apply_scale_32 and int8) then CLAMP to [out_min, out_max], through
-    :mod:`tabula.reference`."""
+    apply_scale_16, else the int32 one's apply_scale_32) to ``out_dtype`` (default: int16 when ``wide``,
+    else int8; the other one is a precision boundary's kernel, ``tabula_<op>_<in>_<out>``) then CLAMP to
+    [out_min, out_max], through :mod:`tabula.reference`."""
     from .reference.ops import clamp, rescale
 
     r = unpack(block)
+    out_dtype = out_dtype or ("int16" if wide else "int8")
     y = rescale.run([acc], {"input_zp": 0, "output_zp": r.output_zp, "multiplier": [int(v) for v in r.multiplier],
                             "shift": [int(v) for v in r.shift], "scale32": not wide,
-                            "output_dtype": "int16" if wide else "int8"}, strict=False)
+                            "output_dtype": out_dtype}, strict=False)
     return clamp.run([y], {"min": r.out_min, "max": r.out_max})

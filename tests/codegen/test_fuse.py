@@ -334,3 +334,124 @@ def test_an_accumulator_rescale_and_clamp_still_fuse_into_the_epilogue():
     assert [o.op for o in f.ops] == ["CONV2D"] and f.ops[0].attrs.get("requant") and f.ops[0].outputs == ["z"]
     block = f.constants[f.ops[0].inputs[-1]]
     assert 0 in np.asarray(block).tolist()[:4]  # out_min of the block is the CLAMP's 0
+
+
+# ---- an accumulator op's RESCALE to the other activation type (fuse_requant at a precision boundary) ---------
+def _dw_boundary_graph(din: str, dout: str, bounds, c: int = 11):
+    """x [1, 6, 5, c] ``din`` -> DEPTHWISE_CONV2D 3x3 pad 1 (int48 / int32 acc) -> RESCALE to ``dout`` (the other
+    activation type) -> CLAMP ``bounds`` -> y: a depthwise layer at a precision boundary of scheme=mixed, as
+    lowering writes it."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    rng = np.random.default_rng(11)
+    wide = din == "int16"
+    acc = "int48" if wide else "int32"
+    zp = 0 if wide else -9
+    g = Graph()
+    g.add_tensor(Tensor("x", (1, 6, 5, c), din, 0.1, zp))
+    wt = rng.integers(-127, 128, (3, 3, c, 1)).astype(np.int8)
+    g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * c, 0), wt)
+    g.add_tensor(Tensor("b", (c,), acc), rng.integers(-5000, 5000, c).astype(np.int64 if wide else np.int32))
+    for name, dt in (("acc", acc), ("r", dout), ("y", dout)):
+        g.add_tensor(Tensor(name, (1, 6, 5, c), dt))
+    g.add_op(Op("DEPTHWISE_CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
+                                                              "input_zp": zp, "weight_zp": 0, "multiplier": 1}))
+    if wide:   # int48 -> int8: apply_scale_16, any int8 zero point
+        m, s, ozp = rng.integers(2**14, 2**15, c).tolist(), rng.integers(27, 30, c).tolist(), -3
+    else:      # int32 -> int16: apply_scale_32, zero point 0
+        m, s, ozp = rng.integers(2**30, 2**31, c).tolist(), rng.integers(28, 31, c).tolist(), 0
+    g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": ozp, "multiplier": m, "shift": s,
+                                          "scale32": not wide}))
+    g.add_op(Op("CLAMP", ["r"], ["y"], {"min": bounds[0], "max": bounds[1]}))
+    g.inputs, g.outputs = ["x"], ["y"]
+    return g
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("din, dout, bounds, kernel", [("int16", "int8", (-3, 127), "tabula_depthwise_conv2d_s16_s8"),
+                                                        ("int8", "int16", (0, 32767), "tabula_depthwise_conv2d_s8_s16")])
+def test_a_depthwise_boundary_is_one_kernel_call_bit_exact(tmp_path, kernel_lib, rng, din, dout, bounds, kernel):
+    """DEPTHWISE_CONV2D, its RESCALE to the other activation type and the CLAMP: one accumulator op with a
+    requant block (no int32 / int48 tensor, no RESCALE or CLAMP kernel in model.c), whose kernel on the host
+    equals the IR sequence through the reference interpreter on every element."""
+    import numpy as np
+
+    from tabula import requant
+    from tabula.codegen.fusion import fuse_all
+    from tabula.reference.interpreter import run_graph
+
+    g = _dw_boundary_graph(din, dout, bounds)
+    f = fuse_all(g)
+    assert [o.op for o in f.ops] == ["DEPTHWISE_CONV2D"] and f.ops[0].attrs["requant"]
+    assert f.ops[0].outputs == ["y"] and "acc" not in f.tensors and "r" not in f.tensors
+    block = requant.unpack(f.constants[f.ops[0].inputs[3]])
+    assert (block.out_min, block.out_max) == bounds
+    c = generate(g, tmp_path).model_c.read_text()
+    assert c.count(f"{kernel}(") == 1 and "tabula_rescale" not in c and "tabula_clamp" not in c
+    lo, hi = (-32768, 32767) if din == "int16" else (-128, 127)
+    x = rng.integers(lo, hi, g.tensors["x"].shape, endpoint=True).astype(din)
+    want = run_graph(g, [x])[0]
+    a = g.ops[0].attrs
+    got = kernel_lib.depthwise_conv2d(x, g.constants["w"], g.constants["b"], pad=a["pad"], stride=a["stride"],
+                                      dilation=a["dilation"], input_zp=a["input_zp"], weight_zp=0,
+                                      requant=f.constants[f.ops[0].inputs[3]], out_dtype=dout)
+    np.testing.assert_array_equal(got, want)
+    assert want.dtype == np.dtype(dout) and (want == bounds[0]).any() and (want == bounds[1]).any()
+
+
+def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10, shifts=(33, 36)):
+    """x int8 [1, 5, 7, c] -> CONV2D 3x3 pad 1 (int32 acc) -> RESCALE to int16 -> CLAMP [0, 32767] (an int16
+    ReLU) -> y: an int8 layer's conv at a precision boundary of scheme=mixed."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    rng = np.random.default_rng(12)
+    g = Graph()
+    g.add_tensor(Tensor("x", (1, 5, 7, c), "int8", 0.1, -20))
+    wt = rng.integers(-127, 128, (cout, 3, 3, c)).astype(np.int8)
+    g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * cout, 0), wt)
+    g.add_tensor(Tensor("b", (cout,), "int32"), rng.integers(-300000, 300000, cout).astype(np.int32))
+    g.add_tensor(Tensor("acc", (1, 5, 7, cout), "int32"))
+    g.add_tensor(Tensor("r", (1, 5, 7, cout), "int16"))
+    g.add_tensor(Tensor("y", (1, 5, 7, cout), "int16"))
+    g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
+                                                    "input_zp": -20, "weight_zp": weight_zp}))
+    g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": 0, "multiplier": rng.integers(2**30, 2**31, cout).tolist(),
+                                          "shift": rng.integers(*shifts, cout).tolist(), "scale32": True}))
+    g.add_op(Op("CLAMP", ["r"], ["y"], {"min": 0, "max": 32767}))
+    g.inputs, g.outputs = ["x"], ["y"]
+    return g
+
+
+@pytest.mark.host
+def test_an_int8_conv_boundary_is_one_folded_kernel_call_bit_exact(tmp_path, kernel_lib, rng):
+    """CONV2D int8 -> RESCALE int32 -> int16 -> CLAMP: one folded CONV2D with a requant block calling
+    tabula_conv2d_s8_s16_folded in model.c, equal on the host to the IR sequence through the reference; with a
+    weight zero point (no folded form), or a shift below 33 (the kernel's vector requantization needs 33 or
+    more), the RESCALE stays its own kernel."""
+    import numpy as np
+
+    from tabula.codegen.fusion import fuse_all
+    from tabula.reference.interpreter import run_graph
+
+    g = _conv_boundary_graph()
+    f = fuse_all(g)
+    assert [o.op for o in f.ops] == ["CONV2D"] and f.ops[0].attrs["requant"] and f.ops[0].attrs["folded"]
+    assert "acc" not in f.tensors and "r" not in f.tensors
+    c = generate(g, tmp_path / "a").model_c.read_text()
+    assert c.count("tabula_conv2d_s8_s16_folded(") == 1 and "tabula_rescale" not in c and "tabula_clamp" not in c
+    x = rng.integers(-128, 128, g.tensors["x"].shape).astype(np.int8)
+    want = run_graph(g, [x])[0]
+    op = f.ops[0]
+    got = kernel_lib.conv2d_folded(x, f.constants["w"], f.constants[op.inputs[2]], pad=[1, 1, 1, 1], stride=[1, 1],
+                                   dilation=[1, 1], pad_value=-20, requant=f.constants[op.inputs[3]], out_dtype="int16")
+    np.testing.assert_array_equal(got, want)
+    assert (want == 0).any() and (want == 32767).any() and ((want > 0) & (want < 32767)).any()
+    assert [o.op for o in fuse_all(_conv_boundary_graph(shifts=(32, 33))).ops] == ["CONV2D", "RESCALE"]
+    g = _conv_boundary_graph(weight_zp=3)
+    assert [o.op for o in fuse_all(g).ops] == ["CONV2D", "RESCALE"]
+    c = generate(g, tmp_path / "b").model_c.read_text()
+    assert "tabula_conv2d_s8_s16_folded(" not in c and c.count("tabula_rescale_clamp_s32_s16(") == 1

@@ -536,3 +536,71 @@ def test_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
     for k in range(2):
         np.testing.assert_array_equal(got[target][k], got["m4-portable"][k])
     assert (got[target][0][..., 0::2] < 0).any()  # the even channels' sums did leave int32 and wrap
+
+
+# ---- precision boundary: tabula_conv2d_s8_s16_folded ----------------------------------------------------
+# The folded int8 conv requantized to int16 (a scheme=mixed boundary) in tiles of output rows through
+# tabula_conv2d_s8_folded, on every target, bit-exact with the reference then RESCALE (int32 -> int16) then
+# CLAMP: the 1x1 GEMM (kws's pointwise), 3x3 with padding, stride and dilation, channel tails, 1-pixel maps,
+# tiles whose rows lie wholly in the padding, output rows wider than the tile (the portable loop), tiles of
+# several rows with a short last tile, input zero points at the ends, end inputs; blocks with shifts and
+# multipliers at their ends (edges), ties, random.
+# (N, H, W, Cin, Cout, KH, KW, pad, stride, dilation, input_zp, weight_zp, block kind, end inputs)
+CROSS_CASES = [
+    (1, 25, 5, 64, 64, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), -128, 0, "random", False),        # kws's pointwise
+    (1, 25, 5, 64, 64, 1, 1, (0, 0, 0, 0), (1, 1), (1, 1), 127, 0, "ties", True),
+    *[(1, 5, 4, 7, c, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 9 * c - 40, 0, "random", False) for c in (*range(1, 10), 17)],
+    (2, 7, 6, 5, 9, 3, 3, (1, 1, 1, 1), (2, 2), (2, 2), 3, 0, "edges", True),                 # stride, dilation
+    (1, 1, 1, 15, 6, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "edges", True),               # 1-pixel map
+    (1, 2, 30, 4, 20, 1, 1, (3, 3, 0, 0), (1, 1), (1, 1), -7, 0, "random", False),            # tiles in the padding
+    (1, 3, 40, 8, 40, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 5, 0, "random", False),             # a row > the tile
+    (1, 9, 7, 16, 24, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -1, 0, "ties", False),              # 6 rows per tile
+    (1, 4, 5, 16, 8, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -3, 0, "edges", False),
+]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s8_s16_folded_on_every_target(kernels_on, rng, target):
+    from helpers import requant_block_cross
+
+    cases, outs = [], []
+    for case in CROSS_CASES:
+        x, wt, b, a, kind = _path_case(rng, case)
+        acc = conv2d.run([x, wt, b], a)
+        block = requant_block_cross(rng, acc, False, kind)
+        want = requant.reference(acc, block, False, "int16")
+        outs.append(want)
+        bf = folded_bias(wt, b, a["input_zp"])
+        cases.append((str(case), lambda lib, x=x, wt=wt, bf=bf, a=a, r=block: lib.conv2d_folded(
+            x, wt, bf, **_target_kws(a), pad_value=a["input_zp"], requant=r, out_dtype="int16"), want))
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs])
+    assert (flat == -32768).any() and (flat == 32767).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.3
+
+
+@pytest.mark.host
+def test_conv2d_s8_s16_folded_refuses_a_missing_or_bad_block(kernel_lib, rng):
+    from helpers import requant_block_cross
+
+    from tabula.harness import host as kl
+
+    x, wt, b, a, _ = _path_case(rng, (1, 4, 4, 3, 5, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 2, 0, "random", False))
+    bf = folded_bias(wt, b, a["input_zp"])
+    acc = conv2d.run([x, wt, b], a)
+    r = requant.unpack(requant_block_cross(rng, acc, False))
+    call = lambda blk: kernel_lib.conv2d_folded(x, wt, bf, **_target_kws(a), pad_value=2, requant=blk,  # noqa: E731
+                                                out_dtype="int16")
+    ok = requant.pack(0, -32768, 32767, [2**15, *r.multiplier[1:]], r.shift)   # above int48's limit: allowed
+    np.testing.assert_array_equal(call(ok), requant.reference(acc, ok, False, "int16"))
+    for blk in (requant.pack(1, -32768, 32767, r.multiplier, r.shift),                 # int16 zero point
+                requant.pack(0, -32769, 32767, r.multiplier, r.shift),
+                requant.pack(0, -32768, 32768, r.multiplier, r.shift),
+                requant.pack(0, -32768, 32767, [-1, *r.multiplier[1:]], r.shift),
+                requant.pack(0, -32768, 32767, r.multiplier, [63, *r.shift[1:]])):
+        with pytest.raises(kl.KernelError):
+            call(blk)
+    win = kl.KernelLib.window(x.shape, acc.shape[1:3], (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    out = np.full(acc.shape, 0x5A, np.int16)
+    with pytest.raises(kl.KernelError):
+        kernel_lib.call("tabula_conv2d_s8_s16_folded", win, 5, x, 2, wt, bf, None, out)
+    assert (out == 0x5A).all()

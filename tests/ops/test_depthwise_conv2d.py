@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import int8, kernel_targets, requant_block, requant_block16, run_kernel_cases, weights8
+from helpers import (int8, kernel_targets, requant_block, requant_block16, requant_block_cross, run_kernel_cases,
+                     weights8)
 
 from tabula import requant
 from tabula.harness import host as kl
@@ -479,3 +480,115 @@ def test_depthwise_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng,
         np.testing.assert_array_equal(got[target][k], got["m4-portable"][k])
     assert (got[target][0][..., 0::2] < 0).any()  # the even channels' sums did leave int32 and wrap
 
+
+
+# ---- precision boundaries: tabula_depthwise_conv2d_s16_s8 / _s8_s16 ------------------------------------
+# The fused DEPTHWISE_CONV2D + RESCALE (+ CLAMP) of a scheme=mixed boundary (int16 in -> int8 out, int8 in
+# -> int16 out) on every target, bit-exact with the reference then RESCALE then CLAMP: channel tails 1-9
+# and 17 (Helium's 8-channel blocks and vector epilogue, DSP's quads), 1-pixel maps, padding-only
+# windows, windows wholly in the padding, stride, dilation, multiplier 2 (gathers), a weight zero point
+# (portable), 256 taps (the fast paths' limit) and 272 (portable there), inputs and zero points at the
+# ends, shifts and multipliers at the ends of their ranges (edges), exact ties (ties).
+# (N, H, W, C, M, KH, KW, pad, stride, dilation, input_zp (int8 in), weight_zp, block kind, end inputs)
+CROSS_CASES = [
+    *[(1, 4, 5, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 7 * c - 40, 0, "random", False) for c in (*range(1, 10), 17)],
+    *[(1, 4, 3, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -128, 0, "edges", True) for c in (5, 8, 9, 17)],
+    *[(1, 5, 4, c, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "ties", False) for c in (3, 8, 13)],
+    (1, 1, 1, 9, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 127, 0, "random", True),            # 1-pixel map
+    (1, 1, 1, 16, 1, 3, 1, (1, 1, 0, 0), (1, 1), (1, 1), -128, 0, "edges", True),           # 1-pixel map, line
+    (1, 2, 2, 11, 1, 1, 1, (2, 2, 2, 2), (1, 1), (1, 1), 9, 0, "random", False),            # padding-only pixels
+    (1, 3, 2, 8, 1, 3, 3, (4, 0, 0, 3), (1, 1), (1, 1), -1, 0, "random", False),            # windows in the padding
+    (2, 9, 8, 24, 1, 3, 3, (1, 1, 1, 1), (2, 2), (2, 2), 3, 0, "random", False),            # stride, dilation
+    (1, 9, 10, 16, 1, 3, 1, (0, 2, 0, 0), (2, 1), (3, 1), -128, 0, "ties", False),          # line, stride, dilation
+    (1, 4, 4, 5, 2, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, 0, "random", False),             # multiplier 2
+    (1, 4, 4, 8, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 3, -5, "edges", False),             # weight zp
+    (1, 16, 16, 4, 1, 16, 16, (7, 8, 7, 8), (1, 1), (1, 1), 5, 0, "random", True),          # 256 taps
+    (1, 17, 16, 4, 1, 17, 16, (8, 8, 7, 8), (4, 4), (1, 1), 5, 0, "random", False),         # 272 taps
+    (1, 8, 8, 64, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), -7, 0, "random", False),
+]
+
+
+def _cross_inputs(rng, case, wide):
+    """Input, weights, bias and attributes of a CROSS_CASES case: int16 in (``wide``, no zero point) or int8
+    in.  ``ties``: small values, so that the accumulators are small and ties frequent."""
+    n, h, w, c, m, kh, kw, pad, stride, dil, izp, wzp, kind, ends = case
+    shape = (n, h, w, c)
+    if kind == "ties":
+        x = rng.integers(-16, 17, shape).astype(np.int16 if wide else np.int8)
+        if not wide:
+            x = (x.astype(np.int16) + izp).clip(-128, 127).astype(np.int8)
+        wt = rng.integers(-8, 9, (kh, kw, c, m)).astype(np.int8)
+        b = rng.integers(-64, 65, c * m)
+    else:
+        if wide:
+            x = (rng.choice(np.array([-32768, 32767], np.int16), shape) if ends
+                 else rng.integers(-32768, 32767, shape, endpoint=True, dtype=np.int16))
+        else:
+            x = int8(rng, shape, ends)
+        wt = weights8(rng, (kh, kw, c, m)) if wzp == 0 else rng.integers(-128, 128, (kh, kw, c, m)).astype(np.int8)
+        b = rng.integers(-(2**20), 2**20, c * m) if wide else rng.integers(-(2**14), 2**14, c * m)
+    return x, wt, b.astype(np.int64 if wide else np.int32), _attrs(pad, stride, dil, 0 if wide else izp, wzp)
+
+
+def _ties(acc, block, acc48):
+    """How many accumulators are exact ties of their channel's rounding (the product's low ``shift`` bits
+    exactly 2^(shift-1))."""
+    r = requant.unpack(block)
+    p = acc.astype(object) * np.array([int(v) for v in r.multiplier], dtype=object)
+    s = np.array([int(v) for v in r.shift], dtype=object)
+    return int(np.sum((p % (2**s)) == 2 ** (s - 1)))
+
+
+@pytest.mark.parametrize("wide", [True, False], ids=["s16_s8", "s8_s16"])
+@pytest.mark.parametrize("target", kernel_targets())
+def test_depthwise_conv2d_precision_boundary_on_every_target(kernels_on, rng, target, wide):
+    out_dtype = "int8" if wide else "int16"
+    cases, outs, ties = [], [], 0
+    for case in CROSS_CASES:
+        x, wt, b, a = _cross_inputs(rng, case, wide)
+        acc = depthwise_conv2d.run([x, wt, b], a)
+        block = requant_block_cross(rng, acc, wide, case[12])
+        want = requant.reference(acc, block, wide, out_dtype)
+        outs.append(want)
+        ties += _ties(acc, block, wide)
+        cases.append((str(case), lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.depthwise_conv2d(
+            x, wt, b, **a, requant=r, out_dtype=out_dtype), want))
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs]).astype(np.int64)
+    lo, hi = (-128, 127) if wide else (-32768, 32767)
+    assert ties > 50 and (flat == lo).any() and (flat == hi).any() and ((flat > lo) & (flat < hi)).mean() > 0.3
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("wide", [True, False], ids=["s16_s8", "s8_s16"])
+def test_precision_boundary_kernels_refuse_a_missing_or_bad_block(kernel_lib, rng, wide):
+    """No block (there is no accumulator output: nothing written), a multiplier outside the accumulator's
+    range (int48: 2^15; int32: a negative word), bounds or a zero point outside the output type:
+    TABULA_ERR_ARG.  An int32 accumulator's multiplier may exceed int48's limit."""
+    x, wt, b, a = _cross_inputs(rng, (1, 4, 4, 3, 1, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), 0, 0, "random", False), wide)
+    acc = depthwise_conv2d.run([x, wt, b], a)
+    out_dtype = "int8" if wide else "int16"
+    good = requant_block_cross(rng, acc, wide)
+    np.testing.assert_array_equal(kernel_lib.depthwise_conv2d(x, wt, b, **a, requant=good, out_dtype=out_dtype),
+                                  requant.reference(acc, good, wide, out_dtype))
+    r = requant.unpack(good)
+    m_end = 2**15 if wide else 2**31 - 1   # int32 words: 2^31 is not a word; -1 wraps it
+    lo, hi = (-128, 127) if wide else (-32768, 32767)
+    bad = [requant.pack(r.output_zp, r.out_min, r.out_max, [m_end if wide else -1, *r.multiplier[1:]], r.shift),
+           requant.pack(r.output_zp, lo - 1, r.out_max, r.multiplier, r.shift),
+           requant.pack(r.output_zp, r.out_min, hi + 1, r.multiplier, r.shift),
+           requant.pack(128 if wide else 1, r.out_min, r.out_max, r.multiplier, r.shift)]
+    if not wide:   # apply_scale_16's limit does not bind an int32 accumulator
+        ok = requant.pack(0, lo, hi, [2**15, *r.multiplier[1:]], r.shift)
+        np.testing.assert_array_equal(kernel_lib.depthwise_conv2d(x, wt, b, **a, requant=ok, out_dtype=out_dtype),
+                                      requant.reference(acc, ok, wide, out_dtype))
+    for blk in bad:
+        with pytest.raises(kl.KernelError):
+            kernel_lib.depthwise_conv2d(x, wt, b, **a, requant=blk, out_dtype=out_dtype)
+    name = f"tabula_depthwise_conv2d_{'s16_s8' if wide else 's8_s16'}"
+    win = kl.KernelLib.window(x.shape, acc.shape[1:3], (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    out = np.full(acc.shape, 0x5A, np.int8 if wide else np.int16)
+    args = (x, wt, 0, b, None, out) if wide else (x, 0, wt, 0, b, None, out)
+    with pytest.raises(kl.KernelError):
+        kernel_lib.call(name, win, 1, *args)
+    assert (out == 0x5A).all()

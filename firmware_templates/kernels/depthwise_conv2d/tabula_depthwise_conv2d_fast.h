@@ -43,7 +43,7 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
     const int32_t h = win->h, w = win->w, c = win->c, oc = c, kh = win->kernel_h, kw = win->kernel_w;
     const int32_t dy = win->dilation_y, dx = win->dilation_x;
     const int32_t kx2 = tabula_dsp_k2(input_zp), xs = (int32_t)sizeof(TABULA_DW_T);
-#if !TABULA_DW_WIDE
+#if !TABULA_DW_WIDE && !TABULA_DW_CROSS
     const int32_t fast = tabula_dsp_epilogue(rq->requant, c), esize = rq->requant ? 1 : 4;
 #endif
     int32_t off[2 * TABULA_DW_FAST_TAPS + 2]; /* per real tap: input, weight byte offset; then -1 */
@@ -58,7 +58,7 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
             for (ox = 0; ox < win->out_w; ++ox) {
                 const int32_t ix0 = ox * win->stride_x - win->pad_left;
                 const int32_t pix = ((b * win->out_h + oy) * win->out_w + ox) * oc;
-#if TABULA_HAVE_DSP && !TABULA_DW_WIDE
+#if TABULA_HAVE_DSP && !TABULA_DW_WIDE && !TABULA_DW_CROSS
                 void *const y = (int8_t *)output + pix * esize; /* the pixel's first output element */
 #endif
                 const TABULA_DW_T *xb;
@@ -140,7 +140,7 @@ static void tabula_dw_fast(const tabula_window *win, TABULA_DW_MULT_PARAM const 
 #else
                 for (o = 0; o + 4 <= c; o += 4) {
                     int32_t a[4];
-#if !TABULA_DW_WIDE
+#if !TABULA_DW_WIDE && !TABULA_DW_CROSS
                     TABULA_DSP_BIAS4(a, bias, o);
                     tabula_dw_dsp_quad(xb + o, wb + o, off, kx2, a);
                     tabula_dsp_store4(rq->requant, fast, a, o, y);

@@ -11,6 +11,14 @@
  *     TABULA_DW_OUT_T   the requantized output type (int8_t, int16_t)
  *     TABULA_DW_STORE   its store (TABULA_STORE_ACC32, TABULA_STORE_ACC48 of tabula_requant.h, with the
  *                       arguments of tabula_store_acc48)
+ *     TABULA_DW_CROSS   (optional, default 0) 1: a precision boundary's kernel (_s16_s8: int48 -> int8,
+ *                       _s8_s16: int32 -> int16), whose output type is not the input's; it requires a
+ *                       requant block (NULL is TABULA_ERR_ARG: there is no accumulator output), checks
+ *                       the multipliers against the accumulator's limit and the bounds against the
+ *                       output type's (TABULA_REQUANT_INVALID_X), and stores through the same paths
+ *                       with the other element size (Helium: tabula_requant4_s16_s8_mve /
+ *                       tabula_requant4_s8_s16_mve; int8 input: not tabula_dw_mve16, whose stores are
+ *                       int8, and on DSP cores the per-channel store instead of tabula_dsp_store4)
  * and gets the static function tabula_dw_body(), which its public kernel calls.  Its Helium and DSP paths
  * are tabula_dw_fast (tabula_depthwise_conv2d_fast.h: one walk, each ISA's channel loop) with their
  * helpers in tabula_depthwise_conv2d_mve.h and tabula_depthwise_conv2d_dsp.h, typed by the same macros.
@@ -55,6 +63,10 @@
 #if !defined(TABULA_DW_T) || !defined(TABULA_DW_ACC_T) || !defined(TABULA_DW_UACC_T) || !defined(TABULA_DW_TO_ACC) \
     || !defined(TABULA_DW_WIDE) || !defined(TABULA_DW_OUT_T) || !defined(TABULA_DW_STORE)
 #error "define TABULA_DW_T, TABULA_DW_ACC_T, TABULA_DW_UACC_T, TABULA_DW_TO_ACC, TABULA_DW_WIDE, TABULA_DW_OUT_T and TABULA_DW_STORE first"
+#endif
+
+#ifndef TABULA_DW_CROSS
+#define TABULA_DW_CROSS 0
 #endif
 
 #include "tabula_dsp.h"
@@ -106,7 +118,8 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
     tabula_dw_rq rq = {0, 0, 0, 0, 0};
     if (!tabula_conv_window_ok(win) || mult < 1 || win->c > INT32_MAX / mult
         || input_zp < TABULA_ZP_MIN(TABULA_DW_T) || input_zp > TABULA_ZP_MAX(TABULA_DW_T)
-        || weight_zp < -128 || weight_zp > 127 || TABULA_REQUANT_INVALID(requant, win->c * mult, TABULA_DW_OUT_T)) {
+        || weight_zp < -128 || weight_zp > 127 || (TABULA_DW_CROSS && !requant)
+        || TABULA_REQUANT_INVALID_X(requant, win->c * mult, TABULA_DW_OUT_T, TABULA_DW_WIDE)) {
         return TABULA_ERR_ARG;
     }
     oc = win->c * mult;
@@ -122,7 +135,7 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 #else
         rq.vec = requant && tabula_requant_shifts_ge33(requant, c * mult);
 #endif
-#if !TABULA_DW_WIDE
+#if !TABULA_DW_WIDE && !TABULA_DW_CROSS
         if (mult == 1 && rq.vec
             && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {
             tabula_dw_mve16(win, input, input_zp, weight, bias, requant, output);

@@ -16,6 +16,19 @@
 #define TABULA_DW_MINUS_ZP(v, zp) vsubq_n_s16(v, (int16_t)(zp))
 #endif
 
+/* The vector requantization of 4 lanes into the output type: int32 accumulators by the apply_scale_32
+ * twin, int48 ones (exact in int32 here) by the apply_scale_16 twin (tabula_mve.h); the _s8_s16 /
+ * _s16_s8 twins store the other element size (TABULA_DW_CROSS). */
+#if TABULA_DW_WIDE && TABULA_DW_CROSS
+#define TABULA_DW_REQ4 tabula_requant4_s16_s8_mve
+#elif TABULA_DW_WIDE
+#define TABULA_DW_REQ4 tabula_requant4_s16_mve
+#elif TABULA_DW_CROSS
+#define TABULA_DW_REQ4 tabula_requant4_s8_s16_mve
+#else
+#define TABULA_DW_REQ4 tabula_requant4_s8_mve
+#endif
+
 #if TABULA_DW_WIDE
 /* The int16 vector epilogue applies (tabula_dw_store_mve, rq->vec): every shift in [17, 46]
  * (tabula_requant4_s16_mve's range) and every bias in [-2^30, 2^30), so that bias + a tap sum (|sum| <=
@@ -52,10 +65,10 @@ static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, 
             v0 = vaddq_s32(v0, vldrwq_z_s32(bias + o0, vctp32q((uint32_t)(n < 4 ? n : 4))));
             v1 = vaddq_s32(v1, vldrwq_z_s32(bias + o0 + 4, vctp32q((uint32_t)(n > 4 ? n - 4 : 0))));
         }
-        tabula_requant4_s8_mve(v0, rq->requant, o0, n < 4 ? n : 4, rq->zp, rq->lo, rq->hi, (int8_t *)output + pix + o0);
+        TABULA_DW_REQ4(v0, rq->requant, o0, n < 4 ? n : 4, rq->zp, rq->lo, rq->hi, (TABULA_DW_OUT_T *)output + pix + o0);
         if (n > 4) {
-            tabula_requant4_s8_mve(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
-                                   (int8_t *)output + pix + o0 + 4);
+            TABULA_DW_REQ4(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
+                           (TABULA_DW_OUT_T *)output + pix + o0 + 4);
         }
         return;
     }
@@ -76,10 +89,10 @@ static inline void tabula_dw_store_mve(const TABULA_DW_ACC_T *bias, int32_t o0, 
             v0 = vaddq_s32(v0, vldrwq_gather_shifted_offset_z_s32(bw, lows, vctp32q((uint32_t)n0)));
             v1 = vaddq_s32(v1, vldrwq_gather_shifted_offset_z_s32(bw + 8, lows, vctp32q((uint32_t)(n > 4 ? n - 4 : 0))));
         }
-        tabula_requant4_s16_mve(v0, rq->requant, o0, n0, rq->zp, rq->lo, rq->hi, (int16_t *)output + pix + o0);
+        TABULA_DW_REQ4(v0, rq->requant, o0, n0, rq->zp, rq->lo, rq->hi, (TABULA_DW_OUT_T *)output + pix + o0);
         if (n > 4) {
-            tabula_requant4_s16_mve(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
-                                    (int16_t *)output + pix + o0 + 4);
+            TABULA_DW_REQ4(v1, rq->requant, o0 + 4, n - 4, rq->zp, rq->lo, rq->hi,
+                           (TABULA_DW_OUT_T *)output + pix + o0 + 4);
         }
         return;
     }

@@ -23,7 +23,7 @@
  * (VQADD) and the clamp to [lo, hi] in int16 -- saturating at +-2^15 first changes nothing, as lo, hi and
  * zp are int8 -- and VSTRB.16 writes the 8 low bytes.
  */
-#if TABULA_HAVE_MVE && !TABULA_DW_WIDE
+#if TABULA_HAVE_MVE && !TABULA_DW_WIDE && !TABULA_DW_CROSS
 
 /* At most this many taps (the block's weight copy lives on the stack: 16 bytes per tap). */
 #define TABULA_DW16_TAPS 64

@@ -115,6 +115,22 @@ def _conv_out(x_hw, w_khw, pad, stride, dilation) -> tuple[int, int]:
                  for i in range(2))
 
 
+def _requant_out(name: str, in_dtype, requant, out_dtype) -> tuple[str, object]:
+    """The kernel and output dtype of an accumulator kernel call: ``name`` writing accumulators (``requant``
+    None: dtype None), ``name`` requantizing to the input's own type, or -- ``out_dtype`` the other of
+    int8 / int16 -- the precision boundary's kernel ``<name>_<out>``."""
+    if requant is None:
+        if out_dtype is not None:
+            raise ValueError(f"{name}: out_dtype {out_dtype} needs a requant block")
+        return name, None
+    odt = np.dtype(in_dtype if out_dtype is None else out_dtype)
+    if odt == np.dtype(in_dtype):
+        return name, odt
+    if {odt, np.dtype(in_dtype)} != {np.dtype(np.int8), np.dtype(np.int16)}:
+        raise ValueError(f"{name}: no kernel from {np.dtype(in_dtype)} to {odt}")
+    return f"{name}_{_sfx(np.empty(0, odt))}", odt
+
+
 class KernelLib:
     """The C kernels called by name with numpy arrays (:meth:`call`), and one method per op that shapes
     its arguments; shapes follow the IR (NHWC, OHWI).  ``path``: a library from :func:`build`."""
@@ -231,21 +247,26 @@ class KernelLib:
             self.call("tabula_conv2d_s8", win, w.shape[0], x, input_zp, w, weight_zp, b, requant, out)
         return out
 
-    def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None) -> np.ndarray:
+    def conv2d_folded(self, x, w, b, *, pad, stride, dilation, pad_value, out_hw=None, requant=None,
+                      out_dtype=None) -> np.ndarray:
         """tabula_conv2d_s8_folded: x [N,H,W,Cin] int8, w [Cout,KH,KW,Cin] int8 (symmetric), b [Cout]
-        int32 (the folded bias) or None; padded taps read as ``pad_value``."""
+        int32 (the folded bias) or None; padded taps read as ``pad_value``.  ``out_dtype`` int16 (with
+        ``requant``): the precision boundary's tabula_conv2d_s8_s16_folded."""
         x, w = np.asarray(x), np.asarray(w)
         out_hw = out_hw or _conv_out(x.shape[1:3], w.shape[1:3], pad, stride, dilation)
         win = self.window(x.shape, out_hw, w.shape[1:3], stride, dilation, pad)
-        out = out_like((x.shape[0], out_hw[0], out_hw[1], w.shape[0]), np.int32 if requant is None else np.int8)
-        self.call("tabula_conv2d_s8_folded", win, w.shape[0], x, pad_value, w, b, requant, out)
+        name, odt = _requant_out("tabula_conv2d_s8", x.dtype, requant, out_dtype)
+        out = out_like((x.shape[0], out_hw[0], out_hw[1], w.shape[0]), np.int32 if odt is None else odt)
+        self.call(f"{name}_folded", win, w.shape[0], x, pad_value, w, b, requant, out)
         return out
 
     def depthwise_conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None,
-                         requant=None) -> np.ndarray:
+                         requant=None, out_dtype=None) -> np.ndarray:
         """x [N,H,W,C] int8 (tabula_depthwise_conv2d_s8, int32 bias/output) or int16 (_s16, int64
         bias/output, ``input_zp`` must be 0); w [KH,KW,C,M] int8; b [C*M] or None; pad [t,b,l,r].
-        ``requant``: the fused epilogue's block, int8 / int16 out."""
+        ``requant``: the fused epilogue's block, int8 / int16 out.  ``out_dtype`` (with ``requant``): the
+        other activation type (int16 for an int8 x, int8 for an int16 x) calls the precision boundary's
+        kernel ``tabula_depthwise_conv2d_<in>_<out>``."""
         x, w = np.asarray(x), np.asarray(w)
         wide = x.dtype == np.int16
         if wide and input_zp != 0:
@@ -253,10 +274,10 @@ class KernelLib:
         out_hw = out_hw or _conv_out(x.shape[1:3], w.shape[0:2], pad, stride, dilation)
         win = self.window(x.shape, out_hw, w.shape[0:2], stride, dilation, pad)
         acc = np.int64 if wide else np.int32
-        out = out_like((x.shape[0], out_hw[0], out_hw[1], x.shape[3] * w.shape[3]),
-                       acc if requant is None else (np.int16 if wide else np.int8))
+        name, odt = _requant_out(f"tabula_depthwise_conv2d_{_sfx(x)}", x.dtype, requant, out_dtype)
+        out = out_like((x.shape[0], out_hw[0], out_hw[1], x.shape[3] * w.shape[3]), acc if odt is None else odt)
         zp = () if wide else (input_zp,)
-        self.call(f"tabula_depthwise_conv2d_{_sfx(x)}", win, w.shape[3], x, *zp, w, weight_zp, b, requant, out)
+        self.call(name, win, w.shape[3], x, *zp, w, weight_zp, b, requant, out)
         return out
 
     def _pool(self, op: str, x, kernel, stride, pad, dilation, *zps) -> np.ndarray:

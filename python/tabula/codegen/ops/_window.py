@@ -19,14 +19,23 @@ def requant(op, ref) -> str:
     return f"(const tabula_requant *)(const void *){ref(op.inputs[3])}" if len(op.inputs) > 3 else "NULL"
 
 
+def boundary_suffix(op, g) -> str:
+    """``"_<out>"`` (``_s8``, ``_s16``) when an accumulator op with a fused requantization writes the other
+    activation type than its input's (a precision boundary: its kernel is ``tabula_<op>_<in>_<out>``), else
+    ``""``."""
+    x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    return f"_{dtypes.get(y.dtype).sfx}" if len(op.inputs) > 3 and y.dtype != x.dtype else ""
+
+
 def conv_context(op, g, ref, kernel_axes: slice) -> dict:
     """Template context of a CONV2D / DEPTHWISE_CONV2D call: ``win`` (the kernel's height and width are
     the weight's ``kernel_axes``), the C names ``x``, ``wt``, ``b``, ``y``, ``rq`` (:func:`requant`), the
-    attributes ``a`` and the input's dtype suffix ``sfx``."""
+    attributes ``a``, the input's dtype suffix ``sfx`` and ``osfx`` (:func:`boundary_suffix`)."""
     x, w, b = (g.tensors[n] for n in op.inputs[:3])
     y = g.tensors[op.outputs[0]]
     a = op.attrs
     return dict(
         win=window(x.shape, y.shape, w.shape[kernel_axes], a["stride"], a["pad"], a.get("dilation", (1, 1))),
         x=ref(x.name), wt=ref(w.name), b=ref(b.name), y=ref(y.name), rq=requant(op, ref), a=a, sfx=dtypes.get(x.dtype).sfx,
+        osfx=boundary_suffix(op, g),
     )
