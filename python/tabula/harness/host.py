@@ -369,14 +369,18 @@ class KernelLib:
     def intdiv(self, a, b) -> np.ndarray:
         return self._binary("tabula_intdiv_s32", a, b)
 
-    def add_requant(self, a, b, params) -> np.ndarray:
-        """``tabula_add_requant_<t>``: int8 or int16 ``a`` and ``b`` of one shape, ``params`` int32 [12]."""
+    def add_requant(self, a, b, params, out_dtype=None) -> np.ndarray:
+        """``tabula_add_requant_<t>``: int8 or int16 ``a`` and ``b`` of one shape, ``params`` int32 [12];
+        the output has ``out_dtype`` (default: ``a``'s).  When ``a``, ``b`` and the output do not all
+        have one type, ``tabula_add_requant_<ta>_<tb>_<to>``."""
         a = np.ascontiguousarray(a)
-        b = _c(b, a.dtype)
-        if a.shape != b.shape or a.dtype not in (np.int8, np.int16):
-            raise ValueError(f"add_requant: {a.dtype}{a.shape} and {b.dtype}{b.shape}")
-        out = out_like(a.shape, a.dtype)
-        self.call(f"tabula_add_requant_{_sfx(a)}", a, b, a.size, params, out)
+        b = np.ascontiguousarray(b) if isinstance(b, np.ndarray) else _c(b, a.dtype)
+        out_dtype = np.dtype(a.dtype if out_dtype is None else out_dtype)
+        if a.shape != b.shape or any(d not in (np.int8, np.int16) for d in (a.dtype, b.dtype, out_dtype)):
+            raise ValueError(f"add_requant: {a.dtype}{a.shape} and {b.dtype}{b.shape} -> {out_dtype}")
+        out = out_like(a.shape, out_dtype)
+        sfx = [_sfx(a), _sfx(b), _sfx(out)]
+        self.call(f"tabula_add_requant_{sfx[0] if len(set(sfx)) == 1 else '_'.join(sfx)}", a, b, a.size, params, out)
         return out
 
     def _bcast(self, name: str, a, b, *extra) -> np.ndarray:
