@@ -15,6 +15,8 @@ from tabula.ir import Graph, Op, Tensor
 from tabula.reference.interpreter import run_graph
 from tabula.reference.ops import add, clamp, rescale, sub
 
+from helpers import kernel_targets, run_kernel_cases
+
 TYPES = {"int8": (np.int8, -128, 127), "int16": (np.int16, -32768, 32767)}
 
 
@@ -158,3 +160,156 @@ def test_sequences_with_other_readers_or_broadcasts_stay_as_they_are():
     g.ops[0].attrs["multiplier"] = [1 << 30, 1 << 30, 1 << 30]  # per-channel: not what the kernel takes
     g.ops[0].attrs["shift"] = [10, 10, 10]
     assert FUSED_ADD_REQUANT not in [o.op for o in fuse_add_requant(g).ops]
+
+
+# ---- scheme=mixed: a, b and the output each int8 or int16 (tabula_add_requant_<ta>_<tb>_<to>) ------------
+MIXED = [c for c in ((ta, tb, to) for ta in TYPES for tb in TYPES for to in TYPES) if len(set(c)) > 1]
+BITS = {"int8": 8, "int16": 15}  # |x - zp| < 2^BITS for the type's values and zero points
+
+
+def _mixed_sequence(a: np.ndarray, b: np.ndarray, p, to: str) -> np.ndarray:
+    """The IR ops' reference for inputs of their own types and an output of type ``to``."""
+    ta = rescale.run([a], {"input_zp": p[0], "output_zp": 0, "multiplier": [p[1]], "shift": [p[2]],
+                           "output_dtype": "int32"}, strict=False)
+    tb = rescale.run([b], {"input_zp": p[3], "output_zp": 0, "multiplier": [p[4]], "shift": [p[5]],
+                           "output_dtype": "int32"}, strict=False)
+    acc = (sub if p[6] else add).run([ta, tb], {})
+    y = rescale.run([acc], {"input_zp": 0, "output_zp": p[7], "multiplier": [p[10]], "shift": [p[11]],
+                            "output_dtype": to}, strict=False)
+    return clamp.run([y], {"min": p[8], "max": p[9]})
+
+
+def _mixed_params(rng, combo, kind: str) -> list[int]:
+    """As :func:`_params`, each term's shift from its own type's width, the output's from the output's;
+    ``kind``: random, zp_low / zp_high (every zero point at its type's end), saturate (most results past
+    both output ends), sub, clamp (a CLAMP narrowing inside the output's range)."""
+    ta, tb, to = combo
+    _, qlo, qhi = TYPES[to]
+
+    def zp(t, end=None):
+        if t == "int16":
+            return 0
+        return {"low": -128, "high": 127}.get(end, int(rng.integers(-128, 128)))
+
+    end = {"zp_low": "low", "zp_high": "high"}.get(kind)
+    sa, sb = (int(rng.integers(BITS[t] + 3, BITS[t] + 7)) for t in (ta, tb))
+    ma, mb = (int(rng.integers(1 << 29, 1 << 31)) for _ in range(2))
+    m, s = int(rng.integers(1 << 30, 1 << 31)), int(rng.integers(28 + 31 - BITS[to] - 3, 28 + 31 - BITS[to] + 3))
+    p = [zp(ta, end), ma, sa, zp(tb, end), mb, sb, int(rng.integers(0, 2)), zp(to, end), qlo, qhi, m, s]
+    if kind == "saturate":
+        p[11] = max(2, p[11] - 6)
+    elif kind == "sub":
+        p[6] = 1
+    elif kind == "clamp":  # a CLAMP narrowing both ends, and an output multiplier that reaches them
+        p[8], p[9], p[11] = qlo + (qhi - qlo) // 4, qhi - (qhi - qlo) // 4, max(2, p[11] - 6)
+    return p
+
+
+@pytest.mark.parametrize("target", kernel_targets("host", "m55", "m4"))
+@pytest.mark.parametrize("combo", MIXED, ids="_".join)
+def test_mixed_c_equals_the_ir_sequence(kernels_on, rng, target, combo):
+    """Every mixed kernel == the sequence, bit for bit: random codes, the types' ends in every pairing,
+    zero points at both ends of each type, saturation at both output ends, SUB, a CLAMP narrowing, counts
+    0, 1, odd, and one past TABULA_ADD_RQ_TABLE_MIN (an int8 input's tabulated term)."""
+    ta, tb, to = combo
+    cases = []
+    for kind in ("random", "zp_low", "zp_high", "saturate", "sub", "clamp"):
+        for n in (0, 1, 37, 601) if kind == "random" else (25, 301, 777):
+            p = _mixed_params(rng, combo, kind)
+            a, b = (rng.integers(TYPES[t][1], TYPES[t][2] + 1, n).astype(TYPES[t][0]) for t in (ta, tb))
+            if n == 25:  # the types' ends in every pairing
+                a = np.repeat(np.array([TYPES[ta][1], TYPES[ta][2], 0, -1, 1], TYPES[ta][0]), 5)
+                b = np.tile(np.array([TYPES[tb][1], TYPES[tb][2], 0, -1, 1], TYPES[tb][0]), 5)
+            want = _mixed_sequence(a, b, p, to)
+            if kind == "saturate" and n > 25:
+                _, qlo, qhi = TYPES[to]
+                assert (want == qlo).mean() > 0.1 and (want == qhi).mean() > 0.1  # both ends are reached
+            if kind == "clamp" and n > 25:
+                assert ((want == p[8]) | (want == p[9])).mean() > 0.1  # the CLAMP's bounds are reached
+            cases.append((f"{'_'.join(combo)} {kind} n={n} params {p}",
+                          lambda lib, a=a, b=b, p=p: lib.add_requant(a, b, p, TYPES[to][0]), want))
+    run_kernel_cases(kernels_on(target), cases)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("combo", MIXED, ids="_".join)
+def test_mixed_zero_points_are_checked_against_their_own_type(kernel_lib, combo):
+    from tabula.harness.host import KernelError
+
+    ta, tb, to = combo
+    a, b = np.zeros(4, TYPES[ta][0]), np.zeros(4, TYPES[tb][0])
+    p = [0, 1 << 30, 20, 0, 1 << 30, 20, 0, 0, TYPES[to][1], TYPES[to][2], 1 << 30, 40]
+    kernel_lib.add_requant(a, b, p, TYPES[to][0])
+    for i, t in ((0, ta), (3, tb), (7, to)):
+        for v in (-129, 128) + ((5,) if t == "int16" else ()):
+            q = list(p)
+            q[i] = v
+            with pytest.raises(KernelError):
+                kernel_lib.add_requant(a, b, q, TYPES[to][0])
+        if t == "int8":  # an int8 end is fine
+            q = list(p)
+            q[i] = -128
+            kernel_lib.add_requant(a, b, q, TYPES[to][0])
+    for lo, hi in ((TYPES[to][1] - 1, 0), (0, TYPES[to][2] + 1)):  # out_min / out_max against the output's range
+        q = list(p)
+        q[8], q[9] = lo, hi
+        with pytest.raises(KernelError):
+            kernel_lib.add_requant(a, b, q, TYPES[to][0])
+
+
+def _mixed_residual_graph(combo, clamp_after: bool, subtract: bool = False, shape=(1, 4, 4, 3)) -> Graph:
+    """The sequence the lowering emits for ``a + b`` of an a, b and output of the types ``combo``."""
+    g = Graph()
+    zp = {n: (0 if t == "int16" else z) for n, t, z in zip(("a", "b", "y"), combo, (5, -7, 3))}
+    g.add_tensor(Tensor("a", shape, combo[0], 0.05, zp["a"]))
+    g.add_tensor(Tensor("b", shape, combo[1], 0.0007, zp["b"]))
+    for n in ("a32", "b32", "acc"):
+        g.add_tensor(Tensor(n, shape, "int32"))
+    g.add_tensor(Tensor("y", shape, combo[2], 0.1, zp["y"]))
+    g.add_op(Op("RESCALE", ["a"], ["a32"], {"input_zp": zp["a"], "output_zp": 0, "multiplier": [1 << 30],
+                                           "shift": [BITS[combo[0]] + 3]}))
+    g.add_op(Op("RESCALE", ["b"], ["b32"], {"input_zp": zp["b"], "output_zp": 0, "multiplier": [3 << 29],
+                                           "shift": [BITS[combo[1]] + 4]}))
+    g.add_op(Op("SUB" if subtract else "ADD", ["a32", "b32"], ["acc"], {}))
+    g.add_op(Op("RESCALE", ["acc"], ["y"], {"input_zp": 0, "output_zp": zp["y"], "multiplier": [1 << 30],
+                                           "shift": [28 + 31 - BITS[combo[2]]]}))
+    g.inputs, g.outputs = ["a", "b"], ["y"]
+    if clamp_after:
+        g.add_tensor(Tensor("r", shape, combo[2], 0.1, zp["y"]))
+        g.add_op(Op("CLAMP", ["y"], ["r"], {"min": zp["y"], "max": TYPES[combo[2]][2]}))
+        g.outputs = ["r"]
+    return g
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("combo", MIXED, ids="_".join)
+@pytest.mark.parametrize("clamp_after", [False, True])
+@pytest.mark.parametrize("subtract", [False, True])
+def test_mixed_fusion_equals_the_graph(kernel_lib, rng, combo, clamp_after, subtract):
+    """A mixed-dtype residual ADD / SUB [+ ReLU] is one ADD_REQUANT whose kernel equals the unfused graph
+    run by the reference."""
+    g = _mixed_residual_graph(combo, clamp_after, subtract)
+    f = fuse_add_requant(g)
+    assert [o.op for o in f.ops] == [FUSED_ADD_REQUANT]
+    assert not {"a32", "b32", "acc"} & set(f.tensors)
+    (op,) = f.ops
+    p = [int(v) for v in f.constants[op.inputs[2]]]
+    assert p[6] == int(subtract) and p[8] == (g.tensors["y"].zero_point if clamp_after else TYPES[combo[2]][1])
+    a, b = (rng.integers(TYPES[t][1], TYPES[t][2] + 1, (1, 4, 4, 3)).astype(TYPES[t][0]) for t in combo[:2])
+    want = run_graph(g, [a, b])[0]
+    assert want.dtype == TYPES[combo[2]][0]
+    np.testing.assert_array_equal(kernel_lib.add_requant(a, b, p, want.dtype).reshape(want.shape), want)
+
+
+@pytest.mark.host
+@pytest.mark.parametrize("combo", MIXED, ids="_".join)
+def test_mixed_residual_add_is_one_kernel_call(combo):
+    """The codegen op names the kernel by the three dtypes (the uniform ones keep their names)."""
+    from tabula.codegen.ops import add_requant as cg
+
+    (op,) = fuse_add_requant(_mixed_residual_graph(combo, True)).ops
+    ctx = cg.context(op, fuse_add_requant(_mixed_residual_graph(combo, True)), lambda n: n)
+    name = f"tabula_add_requant_{ctx['sfx']}"
+    assert name == "tabula_add_requant_" + "_".join({"int8": "s8", "int16": "s16"}[t] for t in combo)
+    assert name in cg.KERNELS
+    assert cg.kernel_suffix("int8", "int8", "int8") == "s8" and cg.kernel_suffix("int16", "int16", "int16") == "s16"

@@ -1,5 +1,6 @@
 """Codegen fusion ``ADD_REQUANT``: an ADD / SUB of two activations as the lowering emits it (RESCALE each to
-int32, ADD / SUB, RESCALE back [, CLAMP]) becomes one ``tabula_add_requant_<t>`` call: the residual
+int32, ADD / SUB, RESCALE back [, CLAMP]) becomes one ``tabula_add_requant_<t>`` call (``tabula_add_requant_<ta>_<tb>_<to>``
+when the inputs and the output do not all have one type, as scheme=mixed makes them): the residual
 additions of a ResNet keep no int32 tensor in the arena and pass over the data once."""
 from __future__ import annotations
 
@@ -18,17 +19,22 @@ MUST_RUN_BEFORE: dict[str, str] = {
 
 FUSED_ADD_REQUANT = "ADD_REQUANT"
 
+#: The types a, b and the output may each have (any combination: a kernel per triple).
+ACTIVATION_TYPES = ("int8", "int16")
+
 
 def fuse_add_requant(g: Graph) -> Graph:
     """A copy of ``g`` in which every ADD / SUB of two activations as the lowering emits it --
     ``RESCALE a -> int32``, ``RESCALE b -> int32`` (per-tensor, scale32, output zero point 0; each
     read only by the ADD / SUB), the ADD / SUB of equal shapes (no broadcast), its only reader a
-    per-tensor ``RESCALE`` back to the inputs' type (int8 or int16; input zero point 0), and
+    per-tensor ``RESCALE`` back to int8 or int16 (input zero point 0; a, b and the output each int8 or
+    int16, mixed allowed), and
     optionally that RESCALE's only reader, a CLAMP -- is one ``ADD_REQUANT`` op: inputs
     ``[a, b, params]``, output the RESCALE's (or CLAMP's) tensor, placed where the ADD / SUB was.
     ``params`` is a new int32 constant ``{a_zp, a_m, a_s, b_zp, b_m, b_s, subtract, output_zp,
     out_min, out_max, m, s}`` (``[out_min, out_max]``: the type's range narrowed to the CLAMP's
-    bounds): what ``tabula_add_requant_<t>`` computes from it equals the sequence bit for bit.
+    bounds): what ``tabula_add_requant_<t>`` (``_<ta>_<tb>_<to>``) computes from it equals the sequence
+    bit for bit.
     An intermediate that is a graph output or has another reader keeps the sequence as it is.
     ``g`` is not modified."""
     consumers = consumers_of(g)
@@ -60,15 +66,15 @@ def fuse_add_requant(g: Graph) -> Graph:
             terms.append((p, r))
         if len(terms) != 2:
             continue
-        t = g.tensors[terms[0][1].inputs[0]].dtype
-        if t not in ("int8", "int16") or g.tensors[terms[1][1].inputs[0]].dtype != t:
+        if any(g.tensors[rt.inputs[0]].dtype not in ACTIVATION_TYPES for _, rt in terms):
             continue
         j = only_reader(g, consumers, acc, "RESCALE")
         if j is None:
             continue
         r = g.ops[j]
         out = r.outputs[0]
-        if (g.tensors[out].dtype != t or int(r.attrs.get("input_zp", 0)) != 0 or per_tensor(r) is None
+        t = g.tensors[out].dtype
+        if (t not in ACTIVATION_TYPES or int(r.attrs.get("input_zp", 0)) != 0 or per_tensor(r) is None
                 or "clamp" in r.attrs):
             continue
         lo, hi = dtypes.range_of(t)
