@@ -455,3 +455,39 @@ def test_an_int8_conv_boundary_is_one_folded_kernel_call_bit_exact(tmp_path, ker
     assert [o.op for o in fuse_all(g).ops] == ["CONV2D", "RESCALE"]
     c = generate(g, tmp_path / "b").model_c.read_text()
     assert "tabula_conv2d_s8_s16_folded(" not in c and c.count("tabula_rescale_clamp_s32_s16(") == 1
+
+
+# ---- a residual ADD whose inputs and output do not share a type (scheme=mixed; fuse_add_requant) -------
+@pytest.mark.parametrize("combo", [("int8", "int16", "int16"), ("int16", "int8", "int8"), ("int16", "int16", "int8")])
+def test_a_mixed_dtype_residual_add_is_one_kernel_call_in_model_c(tmp_path, combo):
+    """RESCALE a (int8 / int16) -> int32, RESCALE b -> int32, ADD, RESCALE -> the output's type, CLAMP (the
+    lowering's residual add with its ReLU): one tabula_add_requant_<ta>_<tb>_<to> call, no RESCALE, ADD or
+    CLAMP kernel, no int32 tensor in the arena.  (Its bit-exactness against the sequence run by the
+    reference: tests/ops/test_add_requant.py, test_mixed_fusion_equals_the_graph.)"""
+    from tabula.codegen.fusion import FUSED_ADD_REQUANT, fuse_add_requant
+    from tabula.ir import Graph, Op, Tensor
+
+    shape, bits = (1, 8, 8, 16), {"int8": 8, "int16": 15}
+    zp = {n: (0 if t == "int16" else 3) for n, t in zip("aby", combo)}
+    g = Graph()
+    g.add_tensor(Tensor("a", shape, combo[0], 0.05, zp["a"]))
+    g.add_tensor(Tensor("b", shape, combo[1], 0.001, zp["b"]))
+    for n in ("a32", "b32", "acc"):
+        g.add_tensor(Tensor(n, shape, "int32"))
+    g.add_tensor(Tensor("y", shape, combo[2], 0.1, zp["y"]))
+    g.add_tensor(Tensor("r", shape, combo[2], 0.1, zp["y"]))
+    g.add_op(Op("RESCALE", ["a"], ["a32"], {"input_zp": zp["a"], "output_zp": 0, "multiplier": [1 << 30], "shift": [bits[combo[0]] + 3]}))
+    g.add_op(Op("RESCALE", ["b"], ["b32"], {"input_zp": zp["b"], "output_zp": 0, "multiplier": [3 << 29], "shift": [bits[combo[1]] + 4]}))
+    g.add_op(Op("ADD", ["a32", "b32"], ["acc"], {}))
+    g.add_op(Op("RESCALE", ["acc"], ["y"], {"input_zp": 0, "output_zp": zp["y"], "multiplier": [1 << 30], "shift": [59 - bits[combo[2]]]}))
+    g.add_op(Op("CLAMP", ["y"], ["r"], {"min": zp["y"], "max": 127 if combo[2] == "int8" else 32767}))
+    g.inputs, g.outputs = ["a", "b"], ["r"]
+    assert [o.op for o in fuse_add_requant(g).ops] == [FUSED_ADD_REQUANT]
+    gen = generate(g, tmp_path)
+    c = gen.model_c.read_text()
+    name = "tabula_add_requant_" + "_".join("s8" if t == "int8" else "s16" for t in combo)
+    assert c.count("tabula_add_requant_") == 1 and c.count(f"{name}(") == 1
+    assert "tabula_rescale" not in c and "tabula_add_s32(" not in c and "tabula_clamp" not in c
+    n = 8 * 8 * 16
+    assert gen.arena.size <= sum(n * (1 if t == "int8" else 2) for t in combo)  # a, b and r only: no int32 tensor
+    assert gen.arena.size < plan_arena(g).size
