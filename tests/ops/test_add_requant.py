@@ -223,7 +223,7 @@ def test_mixed_c_equals_the_ir_sequence(kernels_on, rng, target, combo):
             want = _mixed_sequence(a, b, p, to)
             if kind == "saturate" and n > 25:
                 _, qlo, qhi = TYPES[to]
-                assert (want == qlo).mean() > 0.1 and (want == qhi).mean() > 0.1  # both ends are reached
+                assert (want == qlo).any() and (want == qhi).any() and ((want == qlo) | (want == qhi)).mean() > 0.3
             if kind == "clamp" and n > 25:
                 assert ((want == p[8]) | (want == p[9])).mean() > 0.1  # the CLAMP's bounds are reached
             cases.append((f"{'_'.join(combo)} {kind} n={n} params {p}",
