@@ -4,7 +4,9 @@ ADD / SUB, RESCALE, CLAMP) through the Python reference, bit for bit, int8 and i
 edge inputs (zero points at the int8 ends, every input code, saturation, rounding ties, shifts at
 their ends, CLAMP bounds inside the range); bad parameters are refused; :func:`fuse_add_requant`
 builds the parameters the sequence implies, or leaves the sequence alone; a residual block runs
-through the generated C bit-exact."""
+through the generated C bit-exact.  scheme=mixed: the six kernels ``tabula_add_requant_<ta>_<tb>_<to>``
+(a, b and the output each int8 or int16, not all one type) == the sequence on the host, the Cortex-M55
+and the Cortex-M4, and the fusion takes mixed-dtype sequences."""
 from __future__ import annotations
 
 import numpy as np
