@@ -208,9 +208,9 @@ def _mixed_params(rng, combo, kind: str) -> list[int]:
 
 
 @pytest.mark.parametrize("target", kernel_targets("host", "m55", "m4"))
-@pytest.mark.parametrize("combo", MIXED, ids="_".join)
+@pytest.mark.parametrize("combo", [(t, t, t) for t in TYPES] + MIXED, ids="_".join)
 def test_mixed_c_equals_the_ir_sequence(kernels_on, rng, target, combo):
-    """Every mixed kernel == the sequence, bit for bit: random codes, the types' ends in every pairing,
+    """Every kernel (the two uniform ones too: the body is shared) == the sequence, bit for bit: random codes, the types' ends in every pairing,
     zero points at both ends of each type, saturation at both output ends, SUB, a CLAMP narrowing, counts
     0, 1, odd, and one past TABULA_ADD_RQ_TABLE_MIN (an int8 input's tabulated term)."""
     ta, tb, to = combo
