@@ -78,8 +78,10 @@ BOUNDARY = {"helium": 6.5, "dsp": 30.0, "portable": 28.0}
 
 #: Op kinds whose kernels take a boundary into their epilogue (``tabula_depthwise_conv2d_s16_s8`` / ``_s8_s16``:
 #: no accumulator tensor, no RESCALE kernel; kws's first depthwise int16 -> int8 220,141 instructions against
-#: 229 K for the same layer in a16w8): a boundary there costs what the layer costs in its input's dtype.
-FUSED_BOUNDARY = frozenset({"depthwise"})
+#: 229 K for the same layer in a16w8; ``tabula_add_requant_<a>_<b>_<out>``: a residual ADD of any int8 / int16
+#: mix, 33-61 per element against 34 / 67 for all int8 / int16): a boundary there costs what the layer costs
+#: in its input's dtype.
+FUSED_BOUNDARY = frozenset({"depthwise", "add"})
 
 #: Ops that only move or view data.
 _FREE = frozenset({"aten.view", "aten.reshape", "aten.flatten", "aten.unsqueeze", "aten.squeeze"})
