@@ -47,15 +47,17 @@ def _boundary_fuses(g: Graph, op: Op, rescale: Op, x_dtype: str, y_dtype: str) -
     """Whether codegen has a kernel for ``op`` fused across a precision boundary: its own
     (:func:`boundary_kernel`), or -- an int8 CONV2D, which codegen calls folded -- the folded one when
     :func:`~tabula.codegen.fusion.fold_input_zp` will fold it (symmetric weights, constant weights and
-    bias, the folded bias inside int32) and ``rescale`` shifts by 33 or more everywhere."""
+    bias, the folded bias inside int32); an int8 input (int32 -> int16) only where ``rescale`` shifts by 33 or more
+    everywhere."""
+    if x_dtype == "int8" and min(int(v) for v in rescale.attrs["shift"]) < 33:
+        # int32 -> int16: the boundary kernels requantize 4 channels per Helium vector only when every shift is
+        # >= 33; below, per value in 64 bits, which costs more than the RESCALE kernel it saves (kws mixed's
+        # last pointwise conv: 462,719 against 117,672 + 33,875 instructions; a trained MobileNet's first
+        # depthwise 48x48x8 int8 -> int16: 1,556,500)
+        return False
     if boundary_kernel(op.op, x_dtype, y_dtype) is not None:
         return True
     if op.op != "CONV2D" or x_dtype != "int8" or boundary_kernel(op.op, x_dtype, y_dtype, folded=True) is None:
-        return False
-    if min(int(v) for v in rescale.attrs["shift"]) < 33:
-        # tabula_conv2d_s8_s16_folded requantizes its tiles 4 channels per Helium vector only when every
-        # shift is >= 33; below, per value in 64 bits, which costs more than the RESCALE kernel it saves
-        # (kws mixed's last pointwise conv: 462,719 against 117,672 + 33,875 instructions)
         return False
     w, b = g.constants.get(op.inputs[1]), g.constants.get(op.inputs[2])
     return (int(op.attrs.get("weight_zp", 0)) == 0 and w is not None and b is not None
