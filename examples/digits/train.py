@@ -1,4 +1,4 @@
-"""Train the digits example and write its artifacts (run once; SCons caches the results).
+"""Write the digits example's artifacts: the shipped trained model (or a new training) and the data split.
 
 Writes into ``--out`` (default ``build/examples/digits``):
 
@@ -100,16 +100,23 @@ def train(epochs: int = 60):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="build/examples/digits")
-    ap.add_argument("--epochs", type=int, default=60)
+    ap.add_argument("--out", default="build/examples/digits",
+                    help="folder for model.pt2, calib.npz, test.npz (default: %(default)s)")
     ap.add_argument("--retrain", action="store_true", help="train instead of copying the shipped model.pt2")
+    ap.add_argument("--epochs", type=int, default=None,
+                    help="with --retrain: epochs to train (default 60, what the shipped model was trained with)")
     ap.add_argument("--save", action="store_true", help="with --retrain: write the result over the shipped "
                                                         "model.pt2 and split.npz")
     args = ap.parse_args(argv)
+    if not args.retrain and (args.epochs is not None or args.save):
+        ap.error("--epochs and --save go with --retrain (without it the shipped trained model is copied)")
+    if args.epochs is not None and args.epochs < 1:
+        ap.error(f"--epochs {args.epochs}: train at least 1 epoch")
+    args.epochs = 60 if args.epochs is None else args.epochs
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "model.tmp.pt2"
-    if args.retrain or args.epochs != 60 or not SHIPPED_MODEL.is_file():
+    if args.retrain or not SHIPPED_MODEL.is_file():
         import torch
 
         model, acc, (x_tr, x_te, y_tr, y_te) = train(args.epochs)

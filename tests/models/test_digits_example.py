@@ -59,3 +59,12 @@ def test_retrain_trains(tmp_path, epochs):
     got = torch.export.load(str(tmp_path / "model.pt2")).state_dict
     shipped = torch.export.load(str(train.SHIPPED_MODEL)).state_dict
     assert set(got) == set(shipped) and not all(torch.equal(got[k], shipped[k]) for k in got)
+
+
+@pytest.mark.parametrize("args, words", [(["--epochs", "2"], "go with --retrain"), (["--save"], "go with --retrain"),
+                                         (["--retrain", "--epochs", "0"], "at least 1 epoch")])
+def test_options_that_would_do_something_else_than_asked_are_refused_in_one_line(tmp_path, args, words):
+    r = subprocess.run([sys.executable, str(ROOT / "examples/digits/train.py"), "--out", str(tmp_path), *args],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "model.pt2").exists()

@@ -105,7 +105,9 @@ class Choice:
                      f"a16w8 {db(self.sqnr_a16w8).strip()}, mixed {db(self.sqnr_mixed).strip()} dB (weights alone "
                      f"{db(self.sqnr_weights).strip()}); instructions (estimated) int8 {num(self.instructions_int8)}, "
                      f"a16w8 {num(self.instructions_a16w8)}, mixed {num(self.instructions_mixed)}{ratio}"
-                     + ("" if self.met else "; the target is NOT met (within the budget)"))
+                     + ("" if self.met else "; the target is NOT met" + (" within the budget" if self.budget else "")))
         lines.append("  (* = set by precision=; gain: SQNR lost by putting a chosen layer back to int8, or gained by "
-                     "a layer left int8 alone; alone: this layer's activations / weights quantized, the rest float)")
+                     "a layer left int8 alone; alone: this layer's activations / weights quantized, the rest float; instr: the "
+                     "estimated instructions of the ops whose kernels run in this layer's dtype -- those that read its output "
+                     "-- and of its boundary RESCALE)")
         return "\n".join(lines)
