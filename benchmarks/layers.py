@@ -3,6 +3,8 @@
 Each layer is one kernel call exactly as codegen emits it:
 CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out; CONV2D
 and FULLY_CONNECTED with the input zero point folded into the bias, codegen's ``fold_input_zp``),
+DEPTHWISE_CONV2D a16w8 (int16 in, int48 accumulators requantized to int16, or to int8 at an s16_s8
+precision boundary) next to int8 on the 3x3 layers of MobileNetV1-0.25 at 96x96,
 AVG_POOL2D and MAX_POOL2D int8, ADD int8 (the IR's RESCALE of each input, ADD, RESCALE, fused by codegen
 into one ``tabula_add_requant_s8`` call), TABLE int8 and the fused int16 table op (TABLE16, one
 513-entry table).  They run through tabula.harness.device on
