@@ -29,9 +29,9 @@
  * <= 32768 * 128 = 2^22, at most TABULA_DW16_TAPS = 64 taps (2^28) on a bias in [-2^30, 2^30), so the int32
  * lanes hold the exact int48 accumulator (no wrap).  Its requantization is tabula_requant4_s16_mve's
  * (apply_scale_16, exact for shifts in [17, 46], |v| < 2^30): v = VRSHL(VMULH(acc, m 2^16), 16 - s) per lane,
- * + zp in 32 bits (one text for _s16's zp and _s16_s8's), then VQMOVNB / VQMOVNT to int16 in channel order --
- * saturating at +-2^15 changes nothing, as lo and hi lie within the output type -- the clamp to [lo, hi] and
- * VSTRH.16 (_s16) or VSTRB.16 (_s16_s8: lo, hi within int8, the low bytes are the values).
+ * the same text as int8's with the block holding m 2^16 and 16 - s, then the same narrowing, + zp and clamp
+ * -- saturating at +-2^15 before + zp changes nothing, as zp is 0 for int16 outputs (TABULA_ZP_MAX) and zp,
+ * lo, hi are int8 for _s16_s8 -- and VSTRH.16 (_s16) or VSTRB.16 (_s16_s8: the low bytes are the values).
  */
 #if TABULA_HAVE_MVE && (TABULA_DW_WIDE || !TABULA_DW_CROSS)
 #define TABULA_DW_MVE16 1
@@ -113,22 +113,6 @@ static void tabula_dw16_prep(tabula_dw16_blk *blk, const int8_t *weight, int32_t
     vstrwq_s32(blk->bias + 12, vsubq_s32(vldrwq_s32(blk->bias + 12), vmulltq_int_s16(s1, zp)));
 }
 
-/* Requantize 8 channels (e: the even lanes, o: the odd ones) into one int16x8 in channel order: int8 by
- * tabula_requant8_eo_s8_mve, int16 input by its apply_scale_16 twin (the top of this file: + zp in 32 bits,
- * then the narrowing, then the clamp). */
-static inline int16x8_t tabula_dw16_rq8(int32x4_t e, int32x4_t o, const int32_t *m, const int32_t *sh, int32_t zp,
-                                        int16x8_t lo, int16x8_t hi)
-{
-#if TABULA_DW_WIDE
-    const int32x4_t ve = vaddq_n_s32(vrshlq_s32(vmulhq_s32(e, vldrwq_s32(m)), vldrwq_s32(sh)), zp);
-    const int32x4_t vo = vaddq_n_s32(vrshlq_s32(vmulhq_s32(o, vldrwq_s32(m + 4)), vldrwq_s32(sh + 4)), zp);
-    const int16x8_t h = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), ve), vo);
-    return vminq_s16(vmaxq_s16(h, lo), hi);
-#else
-    return tabula_requant8_eo_s8_mve(e, o, m, sh, zp, lo, hi);
-#endif
-}
-
 /* The accumulators of one pixel: a[g] for the lane groups of tabula_dw16_blk. */
 typedef struct {
     int32x4_t a0, a1, a2, a3;
@@ -191,9 +175,9 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
             tabula_dw16_tap(&acc, xr, w, nh);
         }
     }
-    TABULA_DW16_STO(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
+    TABULA_DW16_STO(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
     if (nh == 2) {
-        TABULA_DW16_STO(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
+        TABULA_DW16_STO(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
     }
 }
 
@@ -201,18 +185,9 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
 /* The assembly of tabula_dw16_run (its C is the twin, -DTABULA_NO_ASM=1): q0..q3 the lane groups'
  * accumulators, q4..q6 scratch; per tap of nh halves: per half VLDRB.S16 (int16 input: VLDRH.16) of the
  * input, VLDRB.S16 of the weights, VMULLB, VADD, VMULLT, VADD, then one ADD to the next tap; per pixel the
- * requantization of tabula_dw16_rq8 and 8-element stores.  Steps and offsets are in bytes.
+ * requantization of tabula_requant8_eo_s8_mve and 8-element stores.  Steps and offsets are in bytes.
  * (gcc 12 compiles the C with the block's weights hoisted out of the pixel loop into stack slots and
  * reloaded through an address add each: 2 to 3 times the instructions.) */
-/* + zp: int16 input in the 32-bit lanes before the narrowing, int8 in the int16 lanes after it (see the
- * top of this file). */
-#if TABULA_DW_WIDE
-#define TABULA_DW16_ASM_ZP32(ae, ao) "vadd.i32 " ae ", " ae ", %[zp]\n\t" "vadd.i32 " ao ", " ao ", %[zp]\n\t"
-#define TABULA_DW16_ASM_ZP16
-#else
-#define TABULA_DW16_ASM_ZP32(ae, ao)
-#define TABULA_DW16_ASM_ZP16 "vqadd.s16 q4, q4, %[zp]\n\t"
-#endif
 #define TABULA_DW16_HALF(xo, ae, ao, wpost)                                                               \
     TABULA_DW16_ASM_LDX " q4, [%[rt], #" xo "]\n\t"                                                                 \
     "vldrb.s16 q5, [%[rw]], #" wpost "\n\t"                                                              \
@@ -233,10 +208,9 @@ static inline __attribute__((always_inline)) void tabula_dw16_pixel(const tabula
     "vmulh.s32 " ao ", " ao ", q4\n\t"                                                                   \
     "vldrw.u32 q4, [%[blk], #" s_o "]\n\t"                                                               \
     "vrshl.s32 " ao ", " ao ", q4\n\t"                                                                   \
-    TABULA_DW16_ASM_ZP32(ae, ao)                                                                          \
     "vqmovnb.s32 q4, " ae "\n\t"                                                                         \
     "vqmovnt.s32 q4, " ao "\n\t"                                                                         \
-    TABULA_DW16_ASM_ZP16                                                                                  \
+    "vqadd.s16 q4, q4, %[zp]\n\t"                                                                        \
     "vldrh.u16 q5, [%[blk], #192]\n\t"                                                                   \
     "vmax.s16 q4, q4, q5\n\t"                                                                            \
     "vldrh.u16 q5, [%[blk], #208]\n\t"                                                                   \
@@ -307,9 +281,9 @@ static __attribute__((noinline)) void tabula_dw16_list(const tabula_dw16_blk *bl
             tabula_dw16_tap(&acc, tp[t], w, 1);
         }
     }
-    TABULA_DW16_STO(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
+    TABULA_DW16_STO(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi));
     if (nh == 2) {
-        TABULA_DW16_STO(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
+        TABULA_DW16_STO(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi));
     }
 #endif
 }
@@ -372,8 +346,8 @@ static void tabula_dw16_edge(const tabula_dw16_blk *blk, const tabula_window *wi
             tabula_dw16_tap_z(&acc, x, wt, p0, p1);
         }
     }
-    TABULA_DW16_STO_P(out, tabula_dw16_rq8(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi), p0);
-    TABULA_DW16_STO_P(out + 8, tabula_dw16_rq8(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi), p1);
+    TABULA_DW16_STO_P(out, tabula_requant8_eo_s8_mve(acc.a0, acc.a1, blk->m, blk->sh, zp, lo, hi), p0);
+    TABULA_DW16_STO_P(out + 8, tabula_requant8_eo_s8_mve(acc.a2, acc.a3, blk->m + 8, blk->sh + 8, zp, lo, hi), p1);
 }
 
 /* A border pixel of a full block (nh halves): its taps listed as pointers -- row ky at rowp[ky] (NULL:
