@@ -39,7 +39,8 @@
  * epilogue -- int8 (_s8) with every shift >= 33 (every codegen'd int8 layer); int16 (_s16 requantized,
  * _s16_s8) with tabula_dw_vec16_ok (below) and at least a quarter of the output pixels interior:
  * tabula_dw_mve16 (tabula_depthwise_conv2d_mve16.h: 16 channels per block, the input zero point folded
- * into the block's bias once per call, the requantization in vector registers).  Otherwise, with weight_zp == 0, C < 65536 and KH*KW <= 256:
+ * into the block's bias once per call, the requantization in vector registers).  Otherwise, with
+ * weight_zp == 0, C < 65536 and KH*KW <= 256:
  * eight output channels per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for
  * M > 1 gathered at channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
  * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
