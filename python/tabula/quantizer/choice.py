@@ -33,8 +33,9 @@ class LayerChoice:
 
 @dataclass
 class Choice:
-    """The mixed scheme's decision and its figures (simulated on ``samples`` calibration inputs;
-    instructions from the cost model of ``board``)."""
+    """The mixed scheme's decision and its figures (simulated on ``samples`` calibration inputs: the
+    SQNRs of int8, a16w8 and the mix from their activations' noise, simulated with float weights, plus
+    the int8 weights' noise ``sqnr_weights``; instructions from the cost model of ``board``)."""
 
     board: str
     samples: int
@@ -101,7 +102,7 @@ class Choice:
         n16 = sum(lay.scheme == "a16w8" for lay in self.layers)
         ratio = (f" ({self.instructions_mixed / self.instructions_int8:.2f}x int8)"
                  if self.instructions_mixed and self.instructions_int8 else "")
-        lines.append(f"  int16 layers {n16} of {len(self.layers)}; output SQNR (simulated; a softmax's at its logits) int8 {db(self.sqnr_int8).strip()}, "
+        lines.append(f"  int16 layers {n16} of {len(self.layers)}; output SQNR (simulated, activations + weights; a softmax's at its logits) int8 {db(self.sqnr_int8).strip()}, "
                      f"a16w8 {db(self.sqnr_a16w8).strip()}, mixed {db(self.sqnr_mixed).strip()} dB (weights alone "
                      f"{db(self.sqnr_weights).strip()}); instructions (estimated) int8 {num(self.instructions_int8)}, "
                      f"a16w8 {num(self.instructions_a16w8)}, mixed {num(self.instructions_mixed)}{ratio}"
