@@ -103,6 +103,8 @@ static const int16_t *conv_field16_mve(const tabula_window *win, const int16_t *
     }
     return patch;
 }
+
+#include "tabula_conv2d_s16_mve.h"
 #endif
 
 #if (TABULA_HAVE_MVE && !TABULA_CONV_WIDE) || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
@@ -172,6 +174,10 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     TABULA_WINDOW_LOCALS(win);
     TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_MVE && TABULA_CONV_WIDE
+    if (conv16_fast_ok(win, out_c, weight, weight_zp, bias, requant)) { /* tabula_conv2d_s16_mve.h */
+        conv16_fast_mve(win, out_c, input, weight, bias, requant, (int16_t *)output);
+        return TABULA_OK;
+    }
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
         int16_t patch[TABULA_CONV_PATCH_MAX];
         const int vec = requant != 0 && tabula_requant_s16_vec_ok(requant, out_c);
