@@ -18,7 +18,9 @@
  * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV_PATCH_MAX elements,
  * each output pixel's receptive field is gathered once into a contiguous patch (padded taps hold
  * input_zp, so they contribute (zp - zp) w = 0).  int8: every output channel is one predicated dot
- * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8): the field is a row
+ * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8) with requant, every
+ * shift in [17, 46] and every sum provably within int32: tabula_conv2d_s16_mve.h (32-bit accumulators, 2
+ * pixels x 2 output channels per pass over the NHWC rows or gathered fields); otherwise the field is a row
  * of the input itself when it can be (a 1xk window inside the input), else gathered (conv_field16_mve),
  * then tabula_gemv_s16_mve (tabula_mve.h): two output channels per input-vector load (VMLALDAVA into
  * 64-bit accumulators started at the bias, 3 loads + 2 MACs per 16 MACs) and the int48 requantization

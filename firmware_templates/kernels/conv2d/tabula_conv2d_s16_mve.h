@@ -12,14 +12,20 @@
  *
  * Pixels: rows x + i xstep (i < n) of len values: the input itself for a 1x1 conv with stride 1 and no
  * padding (xstep = c), else one output row's receptive fields gathered at a time (conv_field16_mve,
- * padded taps 0: int16 is symmetric) into TABULA_CONV16_PATCH values.  Per block of 4 pixels and per
- * output channel: the channel's weight vector loaded once for the 4 pixels (conv16_dot4: 1 VLDRB.S16 + 4
- * VLDRH + 4 VMLADAVA per 32 MACs; a tail-predicated low-overhead loop in assembly, its C twin one define
- * away), the 4 sums as one vector (lane = pixel), + bias, then requantized in the vector when every shift
- * is in [17, 46] (tabula_requant4_s16_mve's arithmetic with the channel's multiplier and shift in every
- * lane: VMULH by m 2^16, VRSHL by 16 - s, + zp, the clamp) and stored to the 4 pixels' outputs by one
- * scatter (VSTRH.32, element offsets i out_c); other shifts, per output by tabula_requantize48.  A block
- * of 1-3 pixels aliases the missing rows to its last real one (their sums are not stored).
+ * padded taps 0: int16 is symmetric) into TABULA_CONV16_PATCH values.  Per tile of 64 output channels a
+ * table (bias, weight row, 2^16 m, 16 - s per channel and per channel pair), then per 2 pixels their rows
+ * interleaved per 8 values and, per pair of channels, conv16_block22: per 8 values 2 VLDRH + 2 VLDRB.S16
+ * + 4 VMLADAVA (16 MACs per 4 loads; the int8 weights sign-extended to int16), from the biases; a
+ * low-overhead loop in assembly (its C twin one define away, -DTABULA_NO_ASM=1).  The 4 sums are one
+ * vector (pixel 0 channel o, o+1, pixel 1 o, o+1), requantized in it with tabula_requant4_s16_mve's
+ * arithmetic (every shift in [17, 46]: VMULH by 2^16 m, VRSHL by 16 - s, the clamp; output zero point 0)
+ * and stored by one VSTRH.32 scatter.  An odd last channel or pixel: conv16_pixel1, one dot product per
+ * channel, the same requantization in lane 0.
+ *
+ * Measured (tabula.harness.device, QEMU mps3-an547 -icount, benchmarks/layers.py, instructions per call,
+ * 64-bit path -> this one): MobileNetV1-0.25 96x96's first conv 1->8 3x3/2 1,002,219 -> 534,812, pointwise
+ * 8->16 48x48 1,234,312 -> 318,688, 64->64 12x12 434,094 -> 214,938, 256->256 3x3 273,938 -> 215,000 (int8,
+ * tabula_conv2d_s8_folded: 299,094, 213,031, 114,125, 110,812).
  */
 #ifndef TABULA_CONV2D_S16_MVE_H
 #define TABULA_CONV2D_S16_MVE_H
@@ -58,7 +64,7 @@ static inline int conv16_fits32(const int8_t *w, int32_t len, int32_t out_c, con
 
 /* Output channels per tile of conv16_rows_mve's channel table (32 bytes each, 2 KiB of stack). */
 #define TABULA_CONV16_TILE 64
-/* The longest row (kh*kw*c) the path takes: 4 pixels' rows interleaved in 4 KiB of stack. */
+/* The longest row (kh*kw*c) the path takes: 2 pixels' rows interleaved in 2 KiB of stack. */
 #define TABULA_CONV16_LEN_MAX 512
 
 /* One output channel of a tile, as the assembly reads it: the multiplier 2^16 m in 4 lanes (VMULH), the
@@ -71,64 +77,84 @@ typedef struct {
     int32_t pad;
 } conv16_ch;
 
-/* The 4-pixel requantization after the dot products: the sums (lane = pixel) + bias already, VMULH by
- * 2^16 m, VRSHL by 16 - s (tabula_requant4_s16_mve's proof: bit-exact for s in [17, 46]), + zp, the clamp,
- * and the scatter store of lane k to po + k out_c (element offsets in offs). */
+/* One block of 2 output channels, as the assembly reads it: the multipliers 2^16 m (VMULH) and VRSHL
+ * shifts 16 - s per lane (lanes: pixel 0 channel o, pixel 0 o+1, pixel 1 o, pixel 1 o+1), the 2 biases
+ * (exact in int32) and weight rows.  A last entry with w0 == NULL ends a tile. */
+typedef struct {
+    int32_t m16[4], sh[4];
+    int32_t bias0, bias1;
+    const int8_t *w0, *w1;
+} conv16_pair;
+
 #if TABULA_USE_ASM
+/* The 2 x 2 block's epilogue and the step to the next entry: the 4 sums into q3 (VMOV Qd[2], Qd[0], Rt,
+ * Rt2: lane 0 = Rt, lane 2 = Rt2), VMULH by 2^16 m, VRSHL by 16 - s (tabula_requant4_s16_mve's proof:
+ * bit-exact for s in [17, 46]), the clamp (the output zero point is 0), the VSTRH.32 scatter to po + {0, 1, out_c, out_c + 1},
+ * then the next entry's biases and weight rows, loaded before the test for the end. */
+#define TABULA_CONV16_PAIR_TAIL                                                                     \
+    "vmov q3[2], q3[0], %[a0], %[a2]\n\t"                                                          \
+    "vmov q3[3], q3[1], %[a1], %[a3]\n\t"                                                          \
+    "vldrw.u32 q4, [%[pt]]\n\t"                                                                    \
+    "vmulh.s32 q3, q3, q4\n\t"                                                                     \
+    "vldrw.u32 q4, [%[pt], #16]\n\t"                                                               \
+    "vrshl.s32 q3, q3, q4\n\t"                                                                     \
+    "vmax.s32 q3, q3, %q[lo]\n\t"                                                                  \
+    "vmin.s32 q3, q3, %q[hi]\n\t"                                                                  \
+    "vstrh.32 q3, [%[po], %q[offs], uxtw #1]\n\t"                                                  \
+    "adds %[po], %[po], #4\n\t"                                                                    \
+    "ldrd %[a0], %[a1], [%[pt], #80]\n\t"                                                          \
+    "ldrd %[w0], %[w1], [%[pt], #88]\n\t"                                                          \
+    "adds %[pt], %[pt], #48\n\t"                                                                   \
+    "cmp %[w0], #0\n\t"                                                                            \
+    "bne 2b\n"
+/* 8 values of both pixels (x: pixel 0's, then pixel 1's, interleaved) against both weight rows. */
+#define TABULA_CONV16_PAIR_STEP                                                                     \
+    "vldrh.u16 q1, [%[px]], #16\n\t"                                                               \
+    "vldrb.s16 q0, [%[w0]], #8\n\t"                                                                \
+    "vmladava.s16 %[a0], q1, q0\n\t"                                                               \
+    "vldrh.u16 q2, [%[px]], #16\n\t"                                                               \
+    "vmladava.s16 %[a2], q2, q0\n\t"                                                               \
+    "vldrb.s16 q0, [%[w1]], #8\n\t"                                                                \
+    "vmladava.s16 %[a1], q1, q0\n\t"                                                               \
+    "vmladava.s16 %[a3], q2, q0\n\t"
+#define TABULA_CONV16_PAIR_ASM(LOOP_START, BODY, LOOP_END)                                          \
+    __asm__ volatile("ldrd %[a0], %[a1], [%[pt], #32]\n\t"                                        \
+                     "ldrd %[w0], %[w1], [%[pt], #40]\n"                                           \
+                     "2:\n\t"                                                                      \
+                     "mov %[a2], %[a0]\n\t"                                                        \
+                     "mov %[a3], %[a1]\n\t"                                                        \
+                     "mov %[px], %[xi]\n\t" LOOP_START "1:\n\t" BODY LOOP_END TABULA_CONV16_PAIR_TAIL \
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [px] "=&r"(px),  \
+                       [w0] "=&l"(w0), [w1] "=&l"(w1), [pt] "+r"(pt), [po] "+r"(po)                       \
+                     : [xi] "r"(xi), [cnt] "r"(cnt), [lo] "w"(lo), [hi] "w"(hi),                           \
+                       [offs] "w"(offs)                                                                   \
+                     : "lr", "q0", "q1", "q2", "q3", "q4", "memory", "cc")
+
 /*
- * Per channel of the tile: the 4 accumulators start at the bias, one tail-predicated low-overhead loop
- * (DLSTP.16 / LETP; per 8 values: VLDRB.S16 of the weights + 4 x (VLDRH of a pixel's 8 values from the
- * interleaved block, VMLADAVA)), the 4 sums moved into q3 (VMOV Qd[2], Qd[0], Rt, Rt2: lane 0 = Rt, lane
- * 2 = Rt2), the requantization above and VSTRH.32 scatter; the next entry's bias and weights loaded
- * before the test for the end (w == NULL).
+ * Two pixels (xi: their rows interleaved per 8 values, zero past len) against every channel pair of the
+ * tile (pt, ended by w0 == NULL), requantized to po + {0, 1, out_c, out_c + 1} per pair.  Per pair: the
+ * accumulators start at the biases, then per 8 values 2 VLDRH (the pixels) + 2 VLDRB.S16 (the rows) + 4
+ * VMLADAVA: len a multiple of 16, a low-overhead loop of len / 16 passes of 16 values (DLS / LE), else a
+ * tail-predicated one (DLSTP.16 / LETP, the last 1-7 lanes predicated by the loop).
  */
-static inline void conv16_block4(const int16_t *xi, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, uint32x4_t offs, int16_t *po)
+static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_pair *pt, int32_t zp, int32x4_t lo,
+                                  int32x4_t hi, uint32x4_t offs, int16_t *po)
 {
     int32_t a0, a1, a2, a3;
     const int16_t *px;
-    const int8_t *w;
-    __asm__ volatile("ldrd %[a0], %[w], [%[pt], #16]\n"
-                     "2:\n\t"
-                     "mov %[a1], %[a0]\n\t"
-                     "mov %[a2], %[a0]\n\t"
-                     "mov %[a3], %[a0]\n\t"
-                     "mov %[px], %[xi]\n\t"
-                     "dlstp.16 lr, %[len]\n"
-                     "1:\n\t"
-                     "vldrb.s16 q0, [%[w]], #8\n\t"
-                     "vldrh.u16 q1, [%[px]], #16\n\t"
-                     "vmladava.s16 %[a0], q1, q0\n\t"
-                     "vldrh.u16 q2, [%[px]], #16\n\t"
-                     "vmladava.s16 %[a1], q2, q0\n\t"
-                     "vldrh.u16 q1, [%[px]], #16\n\t"
-                     "vmladava.s16 %[a2], q1, q0\n\t"
-                     "vldrh.u16 q2, [%[px]], #16\n\t"
-                     "vmladava.s16 %[a3], q2, q0\n\t"
-                     "letp lr, 1b\n\t"
-                     "vmov q3[2], q3[0], %[a0], %[a2]\n\t"
-                     "vmov q3[3], q3[1], %[a1], %[a3]\n\t"
-                     "vldrw.u32 q4, [%[pt]]\n\t"
-                     "vmulh.s32 q3, q3, q4\n\t"
-                     "ldr %[a0], [%[pt], #24]\n\t"
-                     "vrshl.s32 q3, %[a0]\n\t"
-                     "vadd.i32 q3, q3, %[zp]\n\t"
-                     "vmax.s32 q3, q3, %q[lo]\n\t"
-                     "vmin.s32 q3, q3, %q[hi]\n\t"
-                     "vstrh.32 q3, [%[po], %q[offs], uxtw #1]\n\t"
-                     "adds %[po], %[po], #2\n\t"
-                     "ldrd %[a0], %[w], [%[pt], #48]\n\t"
-                     "adds %[pt], %[pt], #32\n\t"
-                     "cmp %[w], #0\n\t"
-                     "bne 2b\n"
-                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [px] "=&r"(px), [w] "=&l"(w),
-                       [pt] "+r"(pt), [po] "+r"(po)
-                     : [xi] "r"(xi), [len] "r"(len), [zp] "r"(zp), [lo] "w"(lo), [hi] "w"(hi), [offs] "w"(offs)
-                     : "lr", "q0", "q1", "q2", "q3", "q4", "memory", "cc");
+    const int8_t *w0, *w1;
+    const int32_t cnt = len % 16 == 0 ? len / 16 : len;
+    (void)zp; /* 0: conv16_fast_ok */
+    if (len % 16 == 0) {
+        TABULA_CONV16_PAIR_ASM("dls lr, %[cnt]\n", TABULA_CONV16_PAIR_STEP TABULA_CONV16_PAIR_STEP, "le lr, 1b\n\t");
+    } else {
+        TABULA_CONV16_PAIR_ASM("dlstp.16 lr, %[cnt]\n", TABULA_CONV16_PAIR_STEP, "letp lr, 1b\n\t");
+    }
 }
 
-/* One pixel (row x) against the tile: per channel a tail-predicated loop (VLDRB.S16, VLDRH, VMLADAVA per
- * 8 values) from the bias, the requantization above in lane 0, VSTRH.32 of that lane (predicated). */
+/* One pixel (row x) against the channels of the table pt (ended by w == NULL): per channel a tail-predicated
+ * loop (VLDRB.S16, VLDRH, VMLADAVA per 8 values) from the bias, the requantization of conv16_block22 in
+ * lane 0 (the shift by VRSHL of a register), STRH of that lane. */
 static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
                                  int32x4_t hi, int16_t *po)
 {
@@ -163,33 +189,35 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
                      : "lr", "q0", "q1", "q3", "q4", "memory", "cc");
 }
 #else
-/* The C twins of the two assembly loops: the same sums, the same requantization. */
+/* The C twins of the assembly loops (-DTABULA_NO_ASM=1): the same sums, the same requantization. */
 static inline int32x4_t conv16_requant_c(int32x4_t v, const conv16_ch *ch, int32_t zp, int32x4_t lo, int32x4_t hi)
 {
     v = vrshlq_s32(vmulhq_s32(v, vldrwq_s32(ch->m16)), vdupq_n_s32(ch->sh));
     return vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi);
 }
 
-static inline void conv16_block4(const int16_t *xi, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, uint32x4_t offs, int16_t *po)
+static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_pair *pt, int32_t zp, int32x4_t lo,
+                                  int32x4_t hi, uint32x4_t offs, int16_t *po)
 {
-    for (; pt->w; ++pt, ++po) {
-        int32_t a0 = pt->bias, a1 = pt->bias, a2 = pt->bias, a3 = pt->bias, j;
+    for (; pt->w0; ++pt, po += 2) {
+        int32_t a0 = pt->bias0, a1 = pt->bias1, a2 = pt->bias0, a3 = pt->bias1, j;
         const int16_t *px = xi;
         int32x4_t v = vdupq_n_s32(0);
-        for (j = 0; j < len; j += 8, px += 32) {
+        for (j = 0; j < len; j += 8, px += 16) {
             const mve_pred16_t p = vctp16q((uint32_t)(len - j));
-            const int16x8_t wv = vldrbq_z_s16(pt->w + j, p);
-            a0 = vmladavaq_p_s16(a0, vldrhq_s16(px), wv, p);
-            a1 = vmladavaq_p_s16(a1, vldrhq_s16(px + 8), wv, p);
-            a2 = vmladavaq_p_s16(a2, vldrhq_s16(px + 16), wv, p);
-            a3 = vmladavaq_p_s16(a3, vldrhq_s16(px + 24), wv, p);
+            const int16x8_t x0 = vldrhq_s16(px), x1 = vldrhq_s16(px + 8);
+            const int16x8_t v0 = vldrbq_z_s16(pt->w0 + j, p), v1 = vldrbq_z_s16(pt->w1 + j, p);
+            a0 = vmladavaq_p_s16(a0, x0, v0, p);
+            a2 = vmladavaq_p_s16(a2, x1, v0, p);
+            a1 = vmladavaq_p_s16(a1, x0, v1, p);
+            a3 = vmladavaq_p_s16(a3, x1, v1, p);
         }
         v = vsetq_lane_s32(a0, v, 0);
         v = vsetq_lane_s32(a1, v, 1);
         v = vsetq_lane_s32(a2, v, 2);
         v = vsetq_lane_s32(a3, v, 3);
-        vstrhq_scatter_shifted_offset_s32(po, offs, conv16_requant_c(v, pt, zp, lo, hi));
+        v = vrshlq_s32(vmulhq_s32(v, vldrwq_s32(pt->m16)), vldrwq_s32(pt->sh));
+        vstrhq_scatter_shifted_offset_s32(po, offs, vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi));
     }
 }
 
@@ -210,47 +238,69 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
 /*
  * n pixels (rows x + i xstep, len values each) against the out_c weight rows (w + o len), requantized to
  * int16 at out + i out_c + o; every shift in [17, 46] and conv16_fits32 (the caller's checks).  Per tile
- * of TABULA_CONV16_TILE channels: the channel table, then per 4 pixels their rows interleaved per 8
- * values (xi[32 v + 8 k + e] = row k's value 8 v + e, zero past len) and conv16_block4; the last 1-3
- * pixels one at a time (conv16_pixel1).
+ * of TABULA_CONV16_TILE channels: the pair and channel tables, then per 2 pixels their rows interleaved
+ * per 8 values (xi[16 v + 8 k + e] = pixel k's value 8 v + e, zero past len) and conv16_block22 over
+ * the channel pairs; an odd last channel and an odd last pixel one at a time (conv16_pixel1).
  */
 static __attribute__((noinline)) void conv16_rows_mve(const int16_t *x, int32_t xstep, int32_t n, int32_t len,
                                                       const int8_t *w, int32_t out_c, const int64_t *bias,
                                                       const tabula_requant *rq, int16_t *out)
 {
     conv16_ch tab[TABULA_CONV16_TILE + 1];
-    int16_t xi[4 * TABULA_CONV16_LEN_MAX];
+    conv16_pair pairs[TABULA_CONV16_TILE / 2 + 1];
+    int16_t xi[2 * TABULA_CONV16_LEN_MAX];
     const int32_t zp = rq->output_zp;
     const int32x4_t lo = vdupq_n_s32(rq->out_min), hi = vdupq_n_s32(rq->out_max);
-    const uint32x4_t offs = vmulq_n_u32(vidupq_n_u32(0u, 1), (uint32_t)out_c); /* 0, out_c, 2 out_c, 3 out_c */
+    const uint32x4_t offs = vaddq_u32(vandq_u32(vidupq_n_u32(0u, 1), vdupq_n_u32(1u)), /* 0, 1, out_c, out_c + 1 */
+                                      vmulq_n_u32(vshrq_n_u32(vidupq_n_u32(0u, 1), 1), (uint32_t)out_c));
     int32_t t, o, i, k, v;
     for (t = 0; t < out_c; t += TABULA_CONV16_TILE) {
-        const int32_t nt = out_c - t < TABULA_CONV16_TILE ? out_c - t : TABULA_CONV16_TILE;
+        const int32_t nt = out_c - t < TABULA_CONV16_TILE ? out_c - t : TABULA_CONV16_TILE, ne = nt & ~1;
         for (o = 0; o < nt; ++o) {
             vstrwq_s32(tab[o].m16, vdupq_n_s32(tabula_requant_m(rq, t + o) << 16));
             tab[o].bias = bias ? (int32_t)bias[t + o] : 0; /* within int32: conv16_fits32 */
             tab[o].w = w + (t + o) * len;
             tab[o].sh = 16 - tabula_requant_s(rq, t + o);
+            tab[o].pad = 0;
         }
         tab[nt].bias = 0;
         tab[nt].w = 0;
-        for (i = 0; i + 4 <= n; i += 4) {
-            const int16_t *xr = x + i * xstep;
-            for (v = 0; v < len; v += 8) {
-                const mve_pred16_t p = vctp16q((uint32_t)(len - v));
-                for (k = 0; k < 4; ++k) {
-                    vstrhq_s16(xi + 4 * v + 8 * k, vldrhq_z_s16(xr + k * xstep + v, p));
-                }
+        for (o = 0; o < ne; o += 2) {
+            conv16_pair *pr = &pairs[o / 2];
+            for (k = 0; k < 4; ++k) {
+                pr->m16[k] = tab[o + (k & 1)].m16[0];
+                pr->sh[k] = tab[o + (k & 1)].sh;
             }
-            conv16_block4(xi, len, tab, zp, lo, hi, offs, out + i * out_c + t);
+            pr->bias0 = tab[o].bias;
+            pr->bias1 = tab[o + 1].bias;
+            pr->w0 = tab[o].w;
+            pr->w1 = tab[o + 1].w;
         }
-        for (; i < n; ++i) {
+        pairs[ne / 2].bias0 = pairs[ne / 2].bias1 = 0;
+        pairs[ne / 2].w0 = pairs[ne / 2].w1 = 0;
+        for (i = 0; ne > 0 && i + 2 <= n; i += 2) {
+            const int16_t *xr = x + i * xstep;
+            for (v = 0; v + 8 <= len; v += 8) {
+                vstrhq_s16(xi + 2 * v, vldrhq_s16(xr + v));
+                vstrhq_s16(xi + 2 * v + 8, vldrhq_s16(xr + xstep + v));
+            }
+            if (v < len) { /* the last 1-7 values, zeros after them */
+                const mve_pred16_t p = vctp16q((uint32_t)(len - v));
+                vstrhq_s16(xi + 2 * v, vldrhq_z_s16(xr + v, p));
+                vstrhq_s16(xi + 2 * v + 8, vldrhq_z_s16(xr + xstep + v, p));
+            }
+            conv16_block22(xi, len, pairs, zp, lo, hi, offs, out + i * out_c + t);
+        }
+        for (; i < n; ++i) { /* an odd last pixel: every channel of the tile */
             conv16_pixel1(x + i * xstep, len, tab, zp, lo, hi, out + i * out_c + t);
+        }
+        for (i = 0; ne > 0 && ne < nt && i < n - n % 2; ++i) { /* an odd last channel, the pixels above */
+            conv16_pixel1(x + i * xstep, len, tab + ne, zp, lo, hi, out + i * out_c + t + ne);
         }
     }
 }
 
-/* The path applies: a requant block, symmetric weights, every sum provably within int32, and the fields
+/* The path applies: a requant block with output zero point 0 (TOSA's int16 zero points are), symmetric weights, every sum provably within int32, and the fields
  * either the input's rows (1x1, stride 1, no padding) or at least 4 of them fit TABULA_CONV16_PATCH. */
 static inline int conv16_fast_ok(const tabula_window *win, int32_t out_c, const int8_t *weight, int32_t weight_zp,
                                  const int64_t *bias, const tabula_requant *requant)
@@ -258,7 +308,7 @@ static inline int conv16_fast_ok(const tabula_window *win, int32_t out_c, const 
     const int32_t len = win->kernel_h * win->kernel_w * win->c;
     const int rows = win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
                      && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w;
-    return requant != 0 && weight_zp == 0 && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
+    return requant != 0 && requant->output_zp == 0 && weight_zp == 0 && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
            && tabula_requant_s16_vec_ok(requant, out_c) && conv16_fits32(weight, len, out_c, bias);
 }
 
