@@ -16,7 +16,7 @@ with SysTick around the call under ``-icount shift=0`` (instructions exact to on
 (python/tabula/reference/ops/*.py, qmath.table16_apply); a mismatch stops the script.  The CMSIS-NN
 columns are the figures of issue 11 (TFLite Micro + CMSIS-NN v7, -O2, same QEMU boards).
 
-Usage: ``python benchmarks/layers.py [--targets m55,m55-portable,m4] [--seed N]`` (about 30 s).
+Usage: ``python benchmarks/layers.py [--targets m55,m55-portable,m4] [--seed N]`` (about 2 min per target).
 """
 from __future__ import annotations
 

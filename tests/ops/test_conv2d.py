@@ -565,6 +565,8 @@ def _s16_fast_case(rng, case):
         x = rng.choice(np.array([-32768, 32767], np.int16), shape)
     elif inputs == "small":
         x = rng.integers(-40, 40, shape, endpoint=True, dtype=np.int16)
+    elif inputs == "tiny":
+        x = rng.integers(-2, 2, shape, endpoint=True, dtype=np.int16)
     else:
         x = rng.integers(-32768, 32767, shape, endpoint=True, dtype=np.int16)
     wt = weights8(rng, (cout, kh, kw, cin))
@@ -703,4 +705,68 @@ def test_conv2d_s8_s16_folded_refuses_a_missing_or_bad_block(kernel_lib, rng):
     out = np.full(acc.shape, 0x5A, np.int16)
     with pytest.raises(kl.KernelError):
         kernel_lib.call("tabula_conv2d_s8_s16_folded", win, 5, x, 2, wt, bf, None, out)
+    assert (out == 0x5A).all()
+
+
+# ---- precision boundary: tabula_conv2d_s16_s8 ------------------------------------------------------------
+# The a16w8 conv requantized to int8 (a scheme=mixed boundary; the int8 zero point any), on every target,
+# bit-exact with the reference then RESCALE (int48 -> int8) then CLAMP: Helium's 32-bit path (1x1 rows,
+# channel tails, 2 batch items, the first conv 1 -> 8 3x3/2, 3x3 with padding, ties: multiplier 2^14 and
+# shifts 17-19) and the portable loop it falls back to (edges: shifts 2, 33 and 62; a bias near 2^31).
+# (N, H, W, Cin, Cout, KH, KW, pad, stride, inputs, block kind, bias)
+S16_S8_CASES = [
+    (1, 3, 5, 16, 17, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small"),
+    (2, 2, 3, 32, 7, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "small"),
+    (1, 3, 3, 9, 3, 1, 1, (0, 0, 0, 0), (1, 1), "tiny", "ties", "none"),
+    (1, 9, 9, 1, 8, 3, 3, (0, 1, 0, 1), (2, 2), "random", "random", "small"),
+    (1, 7, 6, 3, 9, 3, 3, (1, 1, 1, 1), (1, 1), "tiny", "ties", "none"),
+    (1, 6, 5, 3, 9, 3, 3, (1, 1, 1, 1), (1, 1), "ends", "edges", "small"),
+    (1, 3, 3, 8, 5, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "huge"),
+]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s16_s8_on_every_target(kernels_on, rng, target):
+    from helpers import requant_block_cross
+
+    cases, outs, ties = [], [], []
+    for case in S16_S8_CASES:
+        x, wt, b, a, acc, _ = _s16_fast_case(rng, (*case[:10], "random", case[11], None))
+        block = requant_block_cross(rng, acc, True, case[10])
+        want = requant.reference(acc, block, True, "int8")
+        outs.append(want)
+        if case[10] == "ties":
+            ties.append(acc.reshape(-1))
+        cases.append((str(case), lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.conv2d(
+            x, wt, b, **a, requant=r, out_dtype="int8"), want))
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs])
+    assert flat.dtype == np.int8 and (flat == -128).any() and (flat == 127).any()
+    assert ((flat > -128) & (flat < 127)).mean() > 0.3
+    assert (np.concatenate(ties) % 8 == 4).sum() > 10  # exact ties of acc / 8 (shift 17) went through the rounding
+
+
+@pytest.mark.host
+def test_conv2d_s16_s8_refuses_a_missing_or_bad_block(kernel_lib, rng):
+    from helpers import requant_block_cross
+
+    from tabula.harness import host as kl
+
+    x, wt, b, a, acc, _ = _s16_fast_case(rng, (1, 4, 4, 3, 5, 3, 3, (1, 1, 1, 1), (1, 1), "random", "random",
+                                               "small", None))
+    r = requant.unpack(requant_block_cross(rng, acc, True))
+    call = lambda blk: kernel_lib.conv2d(x, wt, b, **a, requant=blk, out_dtype="int8")  # noqa: E731
+    ok = requant.pack(-128, -128, 127, r.multiplier, r.shift)  # an int8 zero point at its end: allowed
+    np.testing.assert_array_equal(call(ok), requant.reference(acc, ok, True, "int8"))
+    for blk in (requant.pack(128, -128, 127, r.multiplier, r.shift),
+                requant.pack(0, -129, 127, r.multiplier, r.shift),
+                requant.pack(0, -128, 128, r.multiplier, r.shift),
+                requant.pack(0, -128, 127, [2**15, *r.multiplier[1:]], r.shift),   # int48's multiplier limit
+                requant.pack(0, -128, 127, r.multiplier, [63, *r.shift[1:]])):
+        with pytest.raises(kl.KernelError):
+            call(blk)
+    win = kl.KernelLib.window(x.shape, acc.shape[1:3], (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    out = np.full(acc.shape, 0x5A, np.int8)
+    with pytest.raises(kl.KernelError):
+        kernel_lib.call("tabula_conv2d_s16_s8", win, 5, x, wt, 0, b, None, out)
     assert (out == 0x5A).all()

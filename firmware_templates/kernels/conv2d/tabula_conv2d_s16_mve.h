@@ -86,10 +86,23 @@ typedef struct {
     const int8_t *w0, *w1;
 } conv16_pair;
 
+/* The stores of the output type (TABULA_CONV_OUT_T: int16, or int8 at the precision boundary _s16_s8, where
+ * the zero point may be nonzero and the clamp bounds are within int8, so a lane's low byte is its value). */
+#if TABULA_CONV_CROSS
+#define TABULA_CONV16_ADD_ZP "vadd.i32 q3, q3, %[zp]\n\t"
+#define TABULA_CONV16_STORE4 "vstrb.32 q3, [%[po], %q[offs]]\n\t" "adds %[po], %[po], #2\n\t"
+#define TABULA_CONV16_STORE1 "strb %[a0], [%[po]], #1\n\t"
+#else
+#define TABULA_CONV16_ADD_ZP ""
+#define TABULA_CONV16_STORE4 "vstrh.32 q3, [%[po], %q[offs], uxtw #1]\n\t" "adds %[po], %[po], #4\n\t"
+#define TABULA_CONV16_STORE1 "strh %[a0], [%[po]], #2\n\t"
+#endif
+
 #if TABULA_USE_ASM
 /* The 2 x 2 block's epilogue and the step to the next entry: the 4 sums into q3 (VMOV Qd[2], Qd[0], Rt,
  * Rt2: lane 0 = Rt, lane 2 = Rt2), VMULH by 2^16 m, VRSHL by 16 - s (tabula_requant4_s16_mve's proof:
- * bit-exact for s in [17, 46]), the clamp (the output zero point is 0), the VSTRH.32 scatter to po + {0, 1, out_c, out_c + 1},
+ * bit-exact for s in [17, 46]), + zp (int8 only: int16's is 0), the clamp, the VSTRH.32 (VSTRB.32) scatter
+ * to po + {0, 1, out_c, out_c + 1},
  * then the next entry's biases and weight rows, loaded before the test for the end. */
 #define TABULA_CONV16_PAIR_TAIL                                                                     \
     "vmov q3[2], q3[0], %[a0], %[a2]\n\t"                                                          \
@@ -97,11 +110,9 @@ typedef struct {
     "vldrw.u32 q4, [%[pt]]\n\t"                                                                    \
     "vmulh.s32 q3, q3, q4\n\t"                                                                     \
     "vldrw.u32 q4, [%[pt], #16]\n\t"                                                               \
-    "vrshl.s32 q3, q3, q4\n\t"                                                                     \
+    "vrshl.s32 q3, q3, q4\n\t" TABULA_CONV16_ADD_ZP                                                \
     "vmax.s32 q3, q3, %q[lo]\n\t"                                                                  \
-    "vmin.s32 q3, q3, %q[hi]\n\t"                                                                  \
-    "vstrh.32 q3, [%[po], %q[offs], uxtw #1]\n\t"                                                  \
-    "adds %[po], %[po], #4\n\t"                                                                    \
+    "vmin.s32 q3, q3, %q[hi]\n\t" TABULA_CONV16_STORE4                                             \
     "ldrd %[a0], %[a1], [%[pt], #80]\n\t"                                                          \
     "ldrd %[w0], %[w1], [%[pt], #88]\n\t"                                                          \
     "adds %[pt], %[pt], #48\n\t"                                                                   \
@@ -126,7 +137,7 @@ typedef struct {
                      "mov %[px], %[xi]\n\t" LOOP_START "1:\n\t" BODY LOOP_END TABULA_CONV16_PAIR_TAIL \
                      : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3), [px] "=&r"(px),  \
                        [w0] "=&l"(w0), [w1] "=&l"(w1), [pt] "+r"(pt), [po] "+r"(po)                       \
-                     : [xi] "r"(xi), [cnt] "r"(cnt), [lo] "w"(lo), [hi] "w"(hi),                           \
+                     : [xi] "r"(xi), [cnt] "r"(cnt), [zp] "r"(zp), [lo] "w"(lo), [hi] "w"(hi),            \
                        [offs] "w"(offs)                                                                   \
                      : "lr", "q0", "q1", "q2", "q3", "q4", "memory", "cc")
 
@@ -138,13 +149,12 @@ typedef struct {
  * tail-predicated one (DLSTP.16 / LETP, the last 1-7 lanes predicated by the loop).
  */
 static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_pair *pt, int32_t zp, int32x4_t lo,
-                                  int32x4_t hi, uint32x4_t offs, int16_t *po)
+                                  int32x4_t hi, uint32x4_t offs, TABULA_CONV_OUT_T *po)
 {
     int32_t a0, a1, a2, a3;
     const int16_t *px;
     const int8_t *w0, *w1;
     const int32_t cnt = len % 16 == 0 ? len / 16 : len;
-    (void)zp; /* 0: conv16_fast_ok */
     if (len % 16 == 0) {
         TABULA_CONV16_PAIR_ASM("dls lr, %[cnt]\n", TABULA_CONV16_PAIR_STEP TABULA_CONV16_PAIR_STEP, "le lr, 1b\n\t");
     } else {
@@ -156,7 +166,7 @@ static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_p
  * loop (VLDRB.S16, VLDRH, VMLADAVA per 8 values) from the bias, the requantization of conv16_block22 in
  * lane 0 (the shift by VRSHL of a register), STRH of that lane. */
 static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, int16_t *po)
+                                 int32x4_t hi, TABULA_CONV_OUT_T *po)
 {
     int32_t a0;
     const int16_t *px;
@@ -178,8 +188,7 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
                      "vadd.i32 q3, q3, %[zp]\n\t"
                      "vmax.s32 q3, q3, %q[lo]\n\t"
                      "vmin.s32 q3, q3, %q[hi]\n\t"
-                     "vmov.32 %[a0], q3[0]\n\t"
-                     "strh %[a0], [%[po]], #2\n\t"
+                     "vmov.32 %[a0], q3[0]\n\t" TABULA_CONV16_STORE1
                      "ldrd %[a0], %[w], [%[pt], #48]\n\t"
                      "adds %[pt], %[pt], #32\n\t"
                      "cmp %[w], #0\n\t"
@@ -197,7 +206,7 @@ static inline int32x4_t conv16_requant_c(int32x4_t v, const conv16_ch *ch, int32
 }
 
 static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_pair *pt, int32_t zp, int32x4_t lo,
-                                  int32x4_t hi, uint32x4_t offs, int16_t *po)
+                                  int32x4_t hi, uint32x4_t offs, TABULA_CONV_OUT_T *po)
 {
     for (; pt->w0; ++pt, po += 2) {
         int32_t a0 = pt->bias0, a1 = pt->bias1, a2 = pt->bias0, a3 = pt->bias1, j;
@@ -217,12 +226,17 @@ static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_p
         v = vsetq_lane_s32(a2, v, 2);
         v = vsetq_lane_s32(a3, v, 3);
         v = vrshlq_s32(vmulhq_s32(v, vldrwq_s32(pt->m16)), vldrwq_s32(pt->sh));
-        vstrhq_scatter_shifted_offset_s32(po, offs, vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi));
+        v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi);
+#if TABULA_CONV_CROSS
+        vstrbq_scatter_offset_s32(po, offs, v);
+#else
+        vstrhq_scatter_shifted_offset_s32(po, offs, v);
+#endif
     }
 }
 
 static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, int16_t *po)
+                                 int32x4_t hi, TABULA_CONV_OUT_T *po)
 {
     for (; pt->w; ++pt, ++po) {
         int32_t a0 = pt->bias, j;
@@ -230,7 +244,7 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
             const mve_pred16_t p = vctp16q((uint32_t)(len - j));
             a0 = vmladavaq_p_s16(a0, vldrhq_z_s16(x + j, p), vldrbq_z_s16(pt->w + j, p), p);
         }
-        *po = (int16_t)vgetq_lane_s32(conv16_requant_c(vdupq_n_s32(a0), pt, zp, lo, hi), 0);
+        *po = (TABULA_CONV_OUT_T)vgetq_lane_s32(conv16_requant_c(vdupq_n_s32(a0), pt, zp, lo, hi), 0);
     }
 }
 #endif
@@ -244,7 +258,7 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
  */
 static __attribute__((noinline)) void conv16_rows_mve(const int16_t *x, int32_t xstep, int32_t n, int32_t len,
                                                       const int8_t *w, int32_t out_c, const int64_t *bias,
-                                                      const tabula_requant *rq, int16_t *out)
+                                                      const tabula_requant *rq, TABULA_CONV_OUT_T *out)
 {
     conv16_ch tab[TABULA_CONV16_TILE + 1];
     conv16_pair pairs[TABULA_CONV16_TILE / 2 + 1];
@@ -308,7 +322,7 @@ static inline int conv16_fast_ok(const tabula_window *win, int32_t out_c, const 
     const int32_t len = win->kernel_h * win->kernel_w * win->c;
     const int rows = win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
                      && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w;
-    return requant != 0 && requant->output_zp == 0 && weight_zp == 0 && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
+    return requant != 0 && (TABULA_CONV_CROSS || requant->output_zp == 0) && weight_zp == 0 && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
            && tabula_requant_s16_vec_ok(requant, out_c) && conv16_fits32(weight, len, out_c, bias);
 }
 
@@ -316,7 +330,7 @@ static inline int conv16_fast_ok(const tabula_window *win, int32_t out_c, const 
  * TABULA_CONV16_PATCH values of receptive fields gathered at a time. */
 static __attribute__((noinline)) void conv16_fast_mve(const tabula_window *win, int32_t out_c, const int16_t *input,
                                                       const int8_t *weight, const int64_t *bias,
-                                                      const tabula_requant *requant, int16_t *output)
+                                                      const tabula_requant *requant, TABULA_CONV_OUT_T *output)
 {
     const int32_t len = win->kernel_h * win->kernel_w * win->c, chunk = TABULA_CONV16_PATCH / len;
     int16_t patch[TABULA_CONV16_PATCH];
