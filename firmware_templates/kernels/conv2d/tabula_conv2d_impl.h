@@ -65,7 +65,8 @@
 #define TABULA_CONV_ZP 0
 #if TABULA_CONV_CROSS
 #define TABULA_CONV_OUT_T int8_t
-#define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_REQ48(output, at, acc, rq, o, zp, lo, hi, int8_t)
+#define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi)                                              \
+    TABULA_STORE_REQ48(output, at, acc, rq, o, zp, lo, hi, int8_t)
 #else
 #define TABULA_CONV_OUT_T int16_t
 #define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC48(output, at, acc, rq, o, zp, lo, hi)
@@ -184,7 +185,8 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (!tabula_conv_window_ok(win) || out_c < 1 || TABULA_CONV_ZP < TABULA_ZP_MIN(TABULA_CONV_T)
         || TABULA_CONV_ZP > TABULA_ZP_MAX(TABULA_CONV_T) || weight_zp < -128 || weight_zp > 127
-        || (TABULA_CONV_CROSS && !requant) || TABULA_REQUANT_INVALID_X(requant, out_c, TABULA_CONV_OUT_T, TABULA_CONV_WIDE)) {
+        || (TABULA_CONV_CROSS && !requant)
+        || TABULA_REQUANT_INVALID_X(requant, out_c, TABULA_CONV_OUT_T, TABULA_CONV_WIDE)) {
         return TABULA_ERR_ARG;
     }
     TABULA_WINDOW_LOCALS(win);

@@ -19,12 +19,12 @@
  * low-overhead loop in assembly (its C twin one define away, -DTABULA_NO_ASM=1).  The 4 sums are one
  * vector (pixel 0 channel o, o+1, pixel 1 o, o+1), requantized in it with tabula_requant4_s16_mve's
  * arithmetic (every shift in [17, 46]: VMULH by 2^16 m, VRSHL by 16 - s, the clamp; output zero point 0)
- * and stored by one VSTRH.32 scatter.  An odd last channel or pixel: conv16_pixel1, one dot product per
- * channel, the same requantization in lane 0.
+ * and stored by one VSTRH.32 scatter.  An odd last pixel: conv16_pixel2 (1 pixel x 2 channels per pass),
+ * an odd last channel: conv16_pixel1 (one dot product per pixel); the same requantization.
  *
  * Measured (tabula.harness.device, QEMU mps3-an547 -icount, benchmarks/layers.py, instructions per call,
- * 64-bit path -> this one): MobileNetV1-0.25 96x96's first conv 1->8 3x3/2 1,002,219 -> 534,812, pointwise
- * 8->16 48x48 1,234,312 -> 318,688, 64->64 12x12 434,094 -> 214,938, 256->256 3x3 273,938 -> 215,000 (int8,
+ * 64-bit path -> this one): MobileNetV1-0.25 96x96's first conv 1->8 3x3/2 1,002,219 -> 539,562, pointwise
+ * 8->16 48x48 1,234,312 -> 322,156, 64->64 12x12 434,094 -> 215,219, 256->256 3x3 273,938 -> 205,562 (int8,
  * tabula_conv2d_s8_folded: 299,094, 213,031, 114,125, 110,812).
  */
 #ifndef TABULA_CONV2D_S16_MVE_H
@@ -92,10 +92,12 @@ typedef struct {
 #define TABULA_CONV16_ADD_ZP "vadd.i32 q3, q3, %[zp]\n\t"
 #define TABULA_CONV16_STORE4 "vstrb.32 q3, [%[po], %q[offs]]\n\t" "adds %[po], %[po], #2\n\t"
 #define TABULA_CONV16_STORE1 "strb %[a0], [%[po]], #1\n\t"
+#define TABULA_CONV16_STORE2 "strb %[a0], [%[po]]\n\t" "strb %[a1], [%[po], #1]\n\t" "adds %[po], %[po], #2\n\t"
 #else
 #define TABULA_CONV16_ADD_ZP ""
 #define TABULA_CONV16_STORE4 "vstrh.32 q3, [%[po], %q[offs], uxtw #1]\n\t" "adds %[po], %[po], #4\n\t"
 #define TABULA_CONV16_STORE1 "strh %[a0], [%[po]], #2\n\t"
+#define TABULA_CONV16_STORE2 "strh %[a0], [%[po]]\n\t" "strh %[a1], [%[po], #2]\n\t" "adds %[po], %[po], #4\n\t"
 #endif
 
 #if TABULA_USE_ASM
@@ -162,11 +164,53 @@ static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_p
     }
 }
 
+/* One pixel (row x) against the channel pairs of the table pt (ended by w0 == NULL): per pair a
+ * tail-predicated loop (per 8 values VLDRH + 2 x (VLDRB.S16, VMLADAVA)) from the biases, the sums in lanes
+ * (0, 1) and again (2, 3), conv16_block22's requantization, lanes 0 and 1 moved out and stored. */
+static __attribute__((noinline)) void conv16_pixel2(const int16_t *x, int32_t len, const conv16_pair *pt, int32_t zp,
+                                                    int32x4_t lo, int32x4_t hi, TABULA_CONV_OUT_T *po)
+{
+    int32_t a0, a1;
+    const int16_t *px;
+    const int8_t *w0, *w1;
+    __asm__ volatile("ldrd %[a0], %[a1], [%[pt], #32]\n\t"
+                     "ldrd %[w0], %[w1], [%[pt], #40]\n"
+                     "2:\n\t"
+                     "mov %[px], %[x]\n\t"
+                     "dlstp.16 lr, %[len]\n"
+                     "1:\n\t"
+                     "vldrh.u16 q1, [%[px]], #16\n\t"
+                     "vldrb.s16 q0, [%[w0]], #8\n\t"
+                     "vmladava.s16 %[a0], q1, q0\n\t"
+                     "vldrb.s16 q0, [%[w1]], #8\n\t"
+                     "vmladava.s16 %[a1], q1, q0\n\t"
+                     "letp lr, 1b\n\t"
+                     "vmov q3[2], q3[0], %[a0], %[a0]\n\t"
+                     "vmov q3[3], q3[1], %[a1], %[a1]\n\t"
+                     "vldrw.u32 q4, [%[pt]]\n\t"
+                     "vmulh.s32 q3, q3, q4\n\t"
+                     "vldrw.u32 q4, [%[pt], #16]\n\t"
+                     "vrshl.s32 q3, q3, q4\n\t" TABULA_CONV16_ADD_ZP
+                     "vmax.s32 q3, q3, %q[lo]\n\t"
+                     "vmin.s32 q3, q3, %q[hi]\n\t"
+                     "vmov.32 %[a0], q3[0]\n\t"
+                     "vmov.32 %[a1], q3[1]\n\t" TABULA_CONV16_STORE2
+                     "ldrd %[a0], %[a1], [%[pt], #80]\n\t"
+                     "ldrd %[w0], %[w1], [%[pt], #88]\n\t"
+                     "adds %[pt], %[pt], #48\n\t"
+                     "cmp %[w0], #0\n\t"
+                     "bne 2b\n"
+                     : [a0] "=&Te"(a0), [a1] "=&Te"(a1), [px] "=&r"(px), [w0] "=&l"(w0), [w1] "=&l"(w1), [pt] "+r"(pt),
+                       [po] "+r"(po)
+                     : [x] "r"(x), [len] "r"(len), [zp] "r"(zp), [lo] "w"(lo), [hi] "w"(hi)
+                     : "lr", "q0", "q1", "q3", "q4", "memory", "cc");
+}
+
 /* One pixel (row x) against the channels of the table pt (ended by w == NULL): per channel a tail-predicated
  * loop (VLDRB.S16, VLDRH, VMLADAVA per 8 values) from the bias, the requantization of conv16_block22 in
  * lane 0 (the shift by VRSHL of a register), STRH of that lane. */
-static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, TABULA_CONV_OUT_T *po)
+static __attribute__((noinline)) void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp,
+                                                    int32x4_t lo, int32x4_t hi, TABULA_CONV_OUT_T *po)
 {
     int32_t a0;
     const int16_t *px;
@@ -235,8 +279,29 @@ static inline void conv16_block22(const int16_t *xi, int32_t len, const conv16_p
     }
 }
 
-static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp, int32x4_t lo,
-                                 int32x4_t hi, TABULA_CONV_OUT_T *po)
+static __attribute__((noinline)) void conv16_pixel2(const int16_t *x, int32_t len, const conv16_pair *pt, int32_t zp,
+                                                    int32x4_t lo, int32x4_t hi, TABULA_CONV_OUT_T *po)
+{
+    for (; pt->w0; ++pt, po += 2) {
+        int32_t a0 = pt->bias0, a1 = pt->bias1, j;
+        int32x4_t v = vdupq_n_s32(0);
+        for (j = 0; j < len; j += 8) {
+            const mve_pred16_t p = vctp16q((uint32_t)(len - j));
+            const int16x8_t xv = vldrhq_z_s16(x + j, p);
+            a0 = vmladavaq_p_s16(a0, xv, vldrbq_z_s16(pt->w0 + j, p), p);
+            a1 = vmladavaq_p_s16(a1, xv, vldrbq_z_s16(pt->w1 + j, p), p);
+        }
+        v = vsetq_lane_s32(a0, v, 0);
+        v = vsetq_lane_s32(a1, v, 1);
+        v = vrshlq_s32(vmulhq_s32(v, vldrwq_s32(pt->m16)), vldrwq_s32(pt->sh));
+        v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi);
+        po[0] = (TABULA_CONV_OUT_T)vgetq_lane_s32(v, 0);
+        po[1] = (TABULA_CONV_OUT_T)vgetq_lane_s32(v, 1);
+    }
+}
+
+static __attribute__((noinline)) void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch *pt, int32_t zp,
+                                                    int32x4_t lo, int32x4_t hi, TABULA_CONV_OUT_T *po)
 {
     for (; pt->w; ++pt, ++po) {
         int32_t a0 = pt->bias, j;
@@ -254,7 +319,8 @@ static inline void conv16_pixel1(const int16_t *x, int32_t len, const conv16_ch 
  * int16 at out + i out_c + o; every shift in [17, 46] and conv16_fits32 (the caller's checks).  Per tile
  * of TABULA_CONV16_TILE channels: the pair and channel tables, then per 2 pixels their rows interleaved
  * per 8 values (xi[16 v + 8 k + e] = pixel k's value 8 v + e, zero past len) and conv16_block22 over
- * the channel pairs; an odd last channel and an odd last pixel one at a time (conv16_pixel1).
+ * the channel pairs; an odd last pixel against the pairs (conv16_pixel2), an odd last channel (or a tile of
+ * one) one pixel at a time (conv16_pixel1).
  */
 static __attribute__((noinline)) void conv16_rows_mve(const int16_t *x, int32_t xstep, int32_t n, int32_t len,
                                                       const int8_t *w, int32_t out_c, const int64_t *bias,
@@ -305,24 +371,31 @@ static __attribute__((noinline)) void conv16_rows_mve(const int16_t *x, int32_t 
             }
             conv16_block22(xi, len, pairs, zp, lo, hi, offs, out + i * out_c + t);
         }
-        for (; i < n; ++i) { /* an odd last pixel: every channel of the tile */
+        if (i < n && ne > 0) { /* an odd last pixel: the channel pairs, then an odd last channel below */
+            conv16_pixel2(x + i * xstep, len, pairs, zp, lo, hi, out + i * out_c + t);
+            ++i;
+        }
+        for (; i < n; ++i) { /* a tile of 1 channel: every pixel */
             conv16_pixel1(x + i * xstep, len, tab, zp, lo, hi, out + i * out_c + t);
         }
-        for (i = 0; ne > 0 && ne < nt && i < n - n % 2; ++i) { /* an odd last channel, the pixels above */
+        for (i = 0; ne > 0 && ne < nt && i < n; ++i) { /* an odd last channel, every pixel */
             conv16_pixel1(x + i * xstep, len, tab + ne, zp, lo, hi, out + i * out_c + t + ne);
         }
     }
 }
 
-/* The path applies: a requant block with output zero point 0 (TOSA's int16 zero points are), symmetric weights, every sum provably within int32, and the fields
- * either the input's rows (1x1, stride 1, no padding) or at least 4 of them fit TABULA_CONV16_PATCH. */
+/* The path applies: a requant block (its output zero point 0 for int16 outputs: TOSA's are; any for int8)
+ * with every shift in [17, 46], symmetric weights, every sum provably within int32, rows of at most
+ * TABULA_CONV16_LEN_MAX values, and the fields either the input's rows (1x1, stride 1, no padding) or at
+ * least 4 of them fitting TABULA_CONV16_PATCH. */
 static inline int conv16_fast_ok(const tabula_window *win, int32_t out_c, const int8_t *weight, int32_t weight_zp,
                                  const int64_t *bias, const tabula_requant *requant)
 {
     const int32_t len = win->kernel_h * win->kernel_w * win->c;
     const int rows = win->kernel_h == 1 && win->kernel_w == 1 && win->stride_y == 1 && win->stride_x == 1
                      && win->pad_top == 0 && win->pad_left == 0 && win->out_h == win->h && win->out_w == win->w;
-    return requant != 0 && (TABULA_CONV_CROSS || requant->output_zp == 0) && weight_zp == 0 && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
+    return requant != 0 && (TABULA_CONV_CROSS || requant->output_zp == 0) && weight_zp == 0
+           && len <= TABULA_CONV16_LEN_MAX && (rows || 4 * len <= TABULA_CONV16_PATCH)
            && tabula_requant_s16_vec_ok(requant, out_c) && conv16_fits32(weight, len, out_c, bias);
 }
 
@@ -347,7 +420,8 @@ static __attribute__((noinline)) void conv16_fast_mve(const tabula_window *win, 
                 const int32_t nx = win->out_w - ox < chunk ? win->out_w - ox : chunk;
                 for (i = 0; i < nx; ++i) {
                     int16_t *dst = patch + i * len;
-                    const int16_t *f = conv_field16_mve(win, input, b, iy0, (ox + i) * win->stride_x - win->pad_left, dst);
+                    const int32_t ix0 = (ox + i) * win->stride_x - win->pad_left;
+                    const int16_t *f = conv_field16_mve(win, input, b, iy0, ix0, dst);
                     if (f != dst) { /* a 1xk window inside the input: its row */
                         tabula_copy_s8_mve((int8_t *)dst, (const int8_t *)f, 2 * len);
                     }
