@@ -3,6 +3,8 @@
 Each layer is one kernel call exactly as codegen emits it:
 CONV2D / DEPTHWISE_CONV2D / FULLY_CONNECTED int8 with the fused ``requant`` epilogue (int8 out; CONV2D
 and FULLY_CONNECTED with the input zero point folded into the bias, codegen's ``fold_input_zp``),
+DEPTHWISE_CONV2D a16w8 (int16 in, int48 accumulators requantized to int16, or to int8 at an s16_s8
+precision boundary) next to int8 on the 3x3 layers of MobileNetV1-0.25 at 96x96,
 AVG_POOL2D and MAX_POOL2D int8, ADD int8 (the IR's RESCALE of each input, ADD, RESCALE, fused by codegen
 into one ``tabula_add_requant_s8`` call), TABLE int8 and the fused int16 table op (TABLE16, one
 513-entry table).  They run through tabula.harness.device on
@@ -117,17 +119,40 @@ def layers(rng):
     mobile("mb_pw128_256", "mb pw 128->256 3x3", 3, 128, 256, 1, [0] * 4)
     mobile("mb_pw256", "mb pw 256->256 3x3", 3, 256, 256, 1, [0] * 4)
 
-    def dw(key, desc, c, kh, kw, pad):
-        x, w, b = _i8(rng, (1, H, W, c)), _w8(rng, (kh, kw, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)
-        a = {"pad": list(pad), "stride": [1, 1], "dilation": [1, 1], "input_zp": 7, "weight_zp": 0}
+    def dw(key, desc, c, kh, kw, pad, hw=H, stride=1):
+        x, w, b = _i8(rng, (1, hw, hw, c)), _w8(rng, (kh, kw, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)
+        a = {"pad": list(pad), "stride": [stride] * 2, "dilation": [1, 1], "input_zp": 7, "weight_zp": 0}
         acc = depthwise_conv2d.run([x, w, b], a)
         block, want = _requant(rng, acc)
         out.append((key, desc, "MAC", acc.size * kh * kw, lambda dev: [(dev.depthwise_conv2d(
-            x, w, b, pad=a["pad"], stride=(1, 1), dilation=(1, 1), input_zp=7, weight_zp=0, requant=block), want)]))
+            x, w, b, pad=a["pad"], stride=a["stride"], dilation=(1, 1), input_zp=7, weight_zp=0, requant=block),
+            want)]))
 
     dw("dwconv3x3", "depthwise 3x3 x64 16x16 pad 1", 64, 3, 3, [1] * 4)
     dw("dwconv3x3_c8", "depthwise 3x3 x8 16x16 pad 1", 8, 3, 3, [1] * 4)
     dw("dwconv3x1_c40", "depthwise (3,1) x40 16x16 pad 1,1,0,0", 40, 3, 1, [1, 1, 0, 0])
+
+    # a16w8 DEPTHWISE_CONV2D as codegen calls it (int16 in, int48 accumulators requantized in the epilogue:
+    # apply_scale_16, multipliers < 2^15, int16 out -- or int8 out, the s16_s8 precision boundary), next to
+    # int8 on the same shapes: the 3x3 pad 1 layers of MobileNetV1-0.25 at 96x96
+    def dw16(key, desc, c, hw, stride, out_dtype="int16"):
+        x = rng.integers(-32768, 32767, (1, hw, hw, c), endpoint=True, dtype=np.int16)
+        w, b = _w8(rng, (3, 3, c, 1)), rng.integers(-(2**20), 2**20, c, dtype=np.int64)
+        a = {"pad": [1] * 4, "stride": [stride] * 2, "dilation": [1, 1], "input_zp": 0, "weight_zp": 0}
+        acc = depthwise_conv2d.run([x, w, b], a)
+        log2, bits = int(np.log2(np.abs(acc).max() + 1)), 15 if out_dtype == "int16" else 7
+        m, s = rng.integers(2**14, 2**15, c), log2 + 15 - bits - rng.integers(0, 2, c)
+        block = requant.pack(0, -32768, 32767, m, s) if bits == 15 else requant.pack(-3, -128, 127, m, s)
+        want = requant.reference(acc, block, True, out_dtype)
+        out.append((key, desc, "MAC", acc.size * 9, lambda dev: [(dev.depthwise_conv2d(
+            x, w, b, pad=a["pad"], stride=a["stride"], dilation=(1, 1), input_zp=0, weight_zp=0, requant=block,
+            out_dtype=out_dtype), want)]))
+
+    for hw, c, stride in ((48, 8, 1), (48, 16, 2), (24, 32, 1), (24, 32, 2), (12, 64, 1), (6, 128, 1), (3, 256, 1)):
+        tag, shape = f"{hw}x{c}s{stride}", f"3x3/{stride} {hw}x{hw}x{c} pad 1"
+        dw(f"dw8_{tag}", f"depthwise int8 {shape}", c, 3, 3, [1] * 4, hw, stride)
+        dw16(f"dw16_{tag}", f"depthwise a16w8 {shape}", c, hw, stride)
+    dw16("dw16_s8_24x32s1", "depthwise a16w8 -> int8 3x3/1 24x24x32 pad 1", 32, 24, 1, "int8")
 
     fx, fw, fb = _i8(rng, (1, 256)), _w8(rng, (128, 256)), rng.integers(-5000, 5000, 128, dtype=np.int32)
     fblock, fwant = _requant(rng, fully_connected.run([fx, fw, fb], {"input_zp": 1, "weight_zp": 0}))

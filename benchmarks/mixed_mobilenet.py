@@ -1,14 +1,16 @@
 """Issue 24 on a *trained* MobileNet of tabula's own: int8, a16w8 and scheme=mixed built and run on a board.
 
     python benchmarks/mixed_mobilenet.py                      # corstone300 (QEMU's Cortex-M55)
-    python benchmarks/mixed_mobilenet.py --schemes int8,mixed --epochs 2
+    python benchmarks/mixed_mobilenet.py --schemes int8,mixed --epochs 2 --calib 64
 
 The network is ``examples/mobilenet``'s MobileNetV1 (alpha 0.25, 96x96x1, two classes, softmax: the MLPerf Tiny
 person-detection shape, 7.5 M MACs), trained here (seeded, one thread, about 2 minutes) on a synthetic detection
 task: a smooth random background (``examples/mobilenet/model.py`` ``images``, halved) with, in half the images, a
 faint elliptic figure (+``--contrast``, random place and size) to detect.  ``example=mobilenet``'s random weights
 make a network whose int8 weights alone cost it most of its SQNR (5.7 dB); a trained one is what a user deploys.
-Calibration: 64 images, test: 128 others (none both).  Each scheme is built like a user's model (``scons
+Calibration: 256 images (``--calib``; the mixed scheme simulates the first 128 of them), test: 128 others
+(``--test``; none both).  With 64 calibration images the mixed scheme's choice rests on 64 x 2 logits: single
+layers then move the simulated SQNR by +-0.8 dB either way, and the choice is partly luck.  Each scheme is built like a user's model (``scons
 board=<board> model=... calib=... data=... scheme=<s>``) and every test image runs on the board: SQNR (dB) of the
 probabilities and top-1 agreement against the float model, instructions per inference (QEMU ``-icount shift=0``),
 arena and ``mism`` (outputs differing from the Python integer reference; 0: bit-exact), and for mixed the int16
@@ -85,6 +87,8 @@ def main(argv=None) -> int:
     ap.add_argument("--board", default="corstone300")
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--contrast", type=float, default=0.3)
+    ap.add_argument("--calib", type=int, default=256, help="calibration images")
+    ap.add_argument("--test", type=int, default=128, help="test images, each run on the board")
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "mixed_mobilenet"))
     a = ap.parse_args(argv)
     import torch
@@ -96,8 +100,10 @@ def main(argv=None) -> int:
     d = build_dir / "data"
     d.mkdir(parents=True, exist_ok=True)
     model, acc = train(a.epochs, a.contrast)
-    xc, _ = data(64, 3, a.contrast)
-    xt, _ = data(128, 4, a.contrast)
+    if a.calib < 1 or a.test < 1:
+        ap.error("--calib and --test need at least one image each")
+    xc, _ = data(a.calib, 3, a.contrast)
+    xt, _ = data(a.test, 4, a.contrast)
     with torch.no_grad():
         yt = torch.cat([model(xt[i : i + 1]) for i in range(len(xt))]).numpy()
     files = {"model": d / "model.pt2", "calib": d / "calib.npz", "test": d / "test.npz"}
@@ -105,7 +111,7 @@ def main(argv=None) -> int:
     np.savez(files["calib"], x=xc.numpy())
     np.savez(files["test"], x=xt.numpy())
     print(f"MobileNetV1 0.25 96x96, trained {a.epochs} epochs (contrast {a.contrast}): float test accuracy "
-          f"{100 * acc:.1f} %, mean top probability {yt.max(1).mean():.3f}; calibrated on 64 images, tested on 128, "
+          f"{100 * acc:.1f} %, mean top probability {yt.max(1).mean():.3f}; calibrated on {a.calib} images, tested on {a.test}, "
           f"built for {a.board}", flush=True)
     int8_instr = None
     for scheme in a.schemes.split(","):

@@ -463,6 +463,112 @@ def test_depthwise_conv2d_s16_vector_epilogue_on_every_target(kernels_on, rng, t
     assert (flat == 32767).any() and (flat == -32768).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.5
 
 
+# int16 x int8 requantized (tabula_depthwise_conv2d_s16 -> int16, _s16_s8 -> int8) on Helium's 16-channel
+# blocks (tabula_dw_mve16 with int16 input: multiplier 1, weight_zp 0, 3x3 or (k,1) / (1,k), every shift in
+# [17, 46], every bias in [-2^30, 2^30), at least a quarter of the map interior; _dw16_taken): channel
+# tails 1-9, 15-17, 24 and 40 (predicated blocks of 1-15 channels, blocks of 8 and 16 with border pixels
+# and interior runs), stride, asymmetric padding, dilation, lines, 2 images, inputs at the int16 ends
+# (outputs saturating at both ends of int16 / int8), a clamp at 0, exact ties (multiplier 2^14, shifts
+# 17-19, small accumulators), int8 output zero points (_s16_s8), biases at -2^30 and 2^30 - 1 under tap
+# sums of +-9 * 2^22; next to the fallbacks: a bias of 2^30, a shift of 16 or 47 (the whole call), a map
+# with one interior pixel of nine (tabula_dw_fast).
+# (N, H, W, C, KH, KW, pad, stride, dilation, inputs, block, out dtype)
+S16_BLOCK_CASES = [
+    *[(1, 6, 7, c, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "random", "int16")
+      for c in (1, 2, 7, 8, 9, 15, 16, 17, 24, 40)],
+    *[(1, 9, 8, c, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), "ends", "random", "int16") for c in (7, 8, 16, 24)],
+    (1, 7, 6, 16, 3, 3, (0, 2, 1, 0), (1, 1), (1, 1), "random", "random", "int16"),      # asymmetric padding
+    (2, 8, 9, 32, 3, 3, (2, 0, 0, 1), (2, 1), (1, 1), "ends", "random", "int16"),        # 2 images, stride 2 x 1
+    (1, 10, 10, 16, 3, 3, (1, 1, 1, 1), (1, 1), (2, 2), "random", "random", "int16"),    # dilation
+    *[(1, 6, 7, c, kh, kw, (1, 1, 2, 0), (1, 1), (1, 1), "ends", "random", "int16")
+      for c in (8, 16, 13) for kh, kw in ((3, 1), (1, 3), (5, 1))],
+    (1, 9, 10, 16, 3, 1, (0, 2, 0, 0), (2, 1), (3, 1), "random", "random", "int16"),     # line, stride, dilation
+    (1, 6, 6, 24, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "ends", "relu", "int16"),          # clamp at 0
+    *[(1, 6, 6, c, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "small", "ties", "int16") for c in (8, 9, 16)],
+    (1, 6, 6, 16, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "ends", "bias_ends", "int16"),     # int32's ends
+    (1, 6, 6, 16, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "ends", "bias_2^30", "int16"),     # fallback
+    (1, 6, 6, 16, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "shift16", "int16"),     # fallback
+    (1, 6, 6, 17, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "shift47", "int16"),     # fallback
+    (1, 3, 3, 24, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "random", "int16"),      # 1 interior pixel of 9
+    *[(1, 6, 7, c, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "random", "int8") for c in (1, 7, 8, 16, 17, 24)],
+    (1, 9, 8, 16, 3, 3, (1, 1, 1, 1), (2, 2), (1, 1), "ends", "random", "int8"),
+    (1, 7, 6, 24, 3, 3, (0, 2, 1, 0), (1, 1), (1, 1), "ends", "random", "int8"),
+    *[(1, 6, 6, c, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "small", "ties", "int8") for c in (9, 16)],
+    (1, 6, 7, 16, 3, 1, (1, 1, 0, 0), (1, 1), (1, 1), "random", "random", "int8"),
+    (1, 6, 6, 16, 3, 3, (1, 1, 1, 1), (1, 1), (1, 1), "random", "shift47", "int8"),      # fallback
+]
+
+
+def _dw16_taken(case, block, b) -> bool:
+    """Whether a S16_BLOCK_CASES case takes tabula_dw_mve16 (int16 input): the conditions of
+    tabula_dw_body and tabula_dw16_worth."""
+    n, h, w, c, kh, kw, pad, stride, dil, *_ = case
+    r = requant.unpack(block)
+
+    def inside(size, k, s, d, p0, p1):   # (interior outputs, outputs) along one axis
+        out = (size + p0 + p1 - (k - 1) * d - 1) // s + 1
+        return sum(1 for o in range(out) if o * s - p0 >= 0 and o * s - p0 + (k - 1) * d < size), out
+
+    (iy, oy), (ix, ox) = inside(h, kh, stride[0], dil[0], pad[0], pad[1]), inside(w, kw, stride[1], dil[1], *pad[2:])
+    return (((kh, kw) == (3, 3) or (min(kh, kw) == 1 and kh * kw <= 64)) and all(17 <= int(v) <= 46 for v in r.shift)
+            and bool(np.all((b >= -(2**30)) & (b < 2**30))) and iy * ix * 4 >= oy * ox)
+
+
+def _s16_block_case(rng, case):
+    """Input, weights, bias, attributes and requant block of a S16_BLOCK_CASES case."""
+    n, h, w, c, kh, kw, pad, stride, dil, inputs, kind, out_dtype = case
+    shape = (n, h, w, c)
+    if inputs == "small":
+        x, wt = rng.integers(-16, 17, shape).astype(np.int16), rng.integers(-8, 9, (kh, kw, c, 1)).astype(np.int8)
+    elif inputs == "ends":
+        x, wt = rng.choice(np.array([-32768, 32767], np.int16), shape), weights8(rng, (kh, kw, c, 1))
+    else:
+        x = rng.integers(-32768, 32767, shape, endpoint=True, dtype=np.int16)
+        wt = weights8(rng, (kh, kw, c, 1))
+    b = rng.integers(-(2**20), 2**20, c, dtype=np.int64)
+    if kind == "bias_ends":   # every tap +-2^22 on biases at int32's reach
+        x[:] = -32768
+        wt[..., 0::2, :], wt[..., 1::2, :] = -128, 127
+        b[0::2], b[1::2] = 2**30 - 1, -(2**30)
+    elif kind == "bias_2^30":
+        b[c // 2] = 2**30
+    a = _attrs(pad, stride, dil, 0, 0)
+    acc = depthwise_conv2d.run([x, wt, b], a)
+    shifts = {3: 16} if kind == "shift16" else {c - 1: 47} if kind == "shift47" else None
+    if out_dtype == "int8":
+        block = requant_block_cross(rng, acc, True, "ties" if kind == "ties" else "random")
+        if shifts:
+            r = requant.unpack(block)
+            s = np.array(r.shift)
+            for ch, v in shifts.items():
+                s[ch] = v
+            block = requant.pack(r.output_zp, r.out_min, r.out_max, r.multiplier, s)
+    elif kind == "ties":
+        block = requant.pack(0, -32768, 32767, np.full(c, 2**14), 17 + np.arange(c) % 3)
+    else:
+        block = requant_block16(rng, acc, 0 if kind == "relu" else -32768, shifts)
+    return x, wt, b, a, acc, block
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_depthwise_conv2d_s16_requant_blocks_on_every_target(kernels_on, rng, target):
+    cases, outs, ties, taken = [], {"int16": [], "int8": []}, 0, 0
+    for case in S16_BLOCK_CASES:
+        x, wt, b, a, acc, block = _s16_block_case(rng, case)
+        out_dtype = case[-1]
+        want = requant.reference(acc, block, True, out_dtype)
+        outs[out_dtype].append(want)
+        ties += _ties(acc, block, True)
+        taken += _dw16_taken(case, block, b)
+        cases.append((str(case), lambda lib, x=x, wt=wt, b=b, a=a, r=block, o=out_dtype: lib.depthwise_conv2d(
+            x, wt, b, **a, requant=r, out_dtype=o), want))
+    run_kernel_cases(kernels_on(target), cases)
+    assert taken == len(S16_BLOCK_CASES) - 5 and ties > 100   # the five fallbacks, and ties to round
+    for dt, (lo, hi) in (("int16", (-32768, 32767)), ("int8", (-128, 127))):
+        flat = np.concatenate([o.reshape(-1) for o in outs[dt]]).astype(np.int64)
+        assert (flat == lo).any() and (flat == hi).any() and ((flat > lo) & (flat < hi)).mean() > 0.3
+
+
 @pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
 def test_depthwise_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
     """Sums beyond int32 (outside the IR contract): bias 2^31 - 1000 and +32,385 at every tap of the even

@@ -241,6 +241,28 @@ def test_the_greedy_looks_past_the_best_ranked_layers_that_do_not_help_in_the_mi
     assert c.precision["e"] == "a16w8" and c.met      # ranked 5th by its noise alone, found after a, b, c, d
 
 
+class _PairSim(_AdditiveSim):
+    """a or b alone in int16 adds noise (their int8 errors cancelled each other); both together remove it."""
+
+    def noise(self, acts, weights=None):
+        if weights is not None or not any(acts.values()) or len([v for v in acts.values() if v]) <= 1:
+            return super().noise(acts, weights)
+        a, b = acts.get("a") == "a16w8", acts.get("b") == "a16w8"
+        return 50.0 + (10.0 if a != b else 0.0) - (40.0 if a and b else 0.0)
+
+
+def test_the_greedy_tries_pairs_where_no_single_layer_helps_in_the_mix():
+    n8 = {"a": 20.0, "b": 20.0, "c": 5.0}
+    n16 = {k: 0.1 for k in n8}
+    lay = [Layer(n, "aten.conv2d", "") for n in n8]
+    cost = _cost({"a": (100, 110), "b": (100, 110), "c": (100, 110)})
+    c = choose(_PairSim(n8, n16), lay, cost, {}, target_sqnr=30.0)
+    assert c.precision == {"a": "a16w8", "b": "a16w8", "c": "int8"} and c.met   # noise 10: 30 dB
+    # a budget that buys one layer only: no pair fits, nothing that helps, all int8
+    c = choose(_PairSim(n8, n16), lay, cost, {}, budget=315)
+    assert c.precision == {"a": "int8", "b": "int8", "c": "int8"} and c.instructions_mixed == 300
+
+
 def test_the_choice_prints_every_layer_and_survives_json():
     c = choose(_AdditiveSim(N8, N16), LAYERS, _cost(COST), {"d": "int8"}, target_sqnr=30.0)
     text = c.table()

@@ -17,8 +17,8 @@
  *                       the multipliers against the accumulator's limit and the bounds against the
  *                       output type's (TABULA_REQUANT_INVALID_X), and stores through the same paths
  *                       with the other element size (Helium: tabula_requant4_s16_s8_mve /
- *                       tabula_requant4_s8_s16_mve; int8 input: not tabula_dw_mve16, whose stores are
- *                       int8, and on DSP cores the per-channel store instead of tabula_dsp_store4)
+ *                       tabula_requant4_s8_s16_mve; int8 input: not tabula_dw_mve16, whose int8-input
+ *                       stores are int8, and on DSP cores the per-channel store instead of tabula_dsp_store4)
  * and gets the static function tabula_dw_body(), which its public kernel calls.  Its Helium and DSP paths
  * are tabula_dw_fast (tabula_depthwise_conv2d_fast.h: one walk, each ISA's channel loop) with their
  * helpers in tabula_depthwise_conv2d_mve.h and tabula_depthwise_conv2d_dsp.h, typed by the same macros.
@@ -35,10 +35,12 @@
  * sums are modulo 2^32 (s8) / 2^64 (s16), unsigned, never undefined behaviour, and equal TOSA's
  * accumulator whenever the exact sum fits it, which the IR contract requires.
  *
- * Helium (MVE, Cortex-M55), int8 with multiplier 1, weight_zp 0, every shift >= 33 and a 3x3 or (k,1) /
- * (1,k) kernel (every codegen'd int8 layer): tabula_dw_mve16 (tabula_depthwise_conv2d_mve16.h: 16
- * channels per block, the input zero point folded into the block's bias once per call, the
- * requantization in vector registers).  Otherwise, with weight_zp == 0, C < 65536 and KH*KW <= 256:
+ * Helium (MVE, Cortex-M55), multiplier 1, weight_zp 0, a 3x3 or (k,1) / (1,k) kernel and the vector
+ * epilogue -- int8 (_s8) with every shift >= 33 (every codegen'd int8 layer); int16 (_s16 requantized,
+ * _s16_s8) with tabula_dw_vec16_ok (below) and at least a quarter of the output pixels interior:
+ * tabula_dw_mve16 (tabula_depthwise_conv2d_mve16.h: 16 channels per block, the input zero point folded
+ * into the block's bias once per call, the requantization in vector registers).  Otherwise, with
+ * weight_zp == 0, C < 65536 and KH*KW <= 256:
  * eight output channels per step in 16-bit lanes -- the input (x - input_zp for int8, fits int16; for
  * M > 1 gathered at channel o / M) and the weights are loaded widened to int16, VMULLB / VMULLT form the exact int32
  * products of the even / odd lanes and two int32x4 accumulators sum them over the pixel's real taps
@@ -135,8 +137,8 @@ static tabula_status tabula_dw_body(const tabula_window *win, int32_t mult, cons
 #else
         rq.vec = requant && tabula_requant_shifts_ge33(requant, c * mult);
 #endif
-#if !TABULA_DW_WIDE && !TABULA_DW_CROSS
-        if (mult == 1 && rq.vec
+#if defined(TABULA_DW_MVE16)
+        if (mult == 1 && rq.vec && (!TABULA_DW_WIDE || tabula_dw16_worth(win))
             && ((kh == 3 && kw == 3) || ((kh == 1 || kw == 1) && kh * kw <= TABULA_DW16_TAPS))) {
             tabula_dw_mve16(win, input, input_zp, weight, bias, requant, output);
             return TABULA_OK;

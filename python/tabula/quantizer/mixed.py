@@ -9,7 +9,8 @@
 3. Estimate every layer's instruction cost in either dtype (:mod:`tabula.quantizer.costs`, the board's
    cost model) and choose, greedily by noise removed per instruction added, the int16 layers: until the
    simulated output SQNR reaches ``target_sqnr``, or while the estimated instructions stay within
-   ``budget``.  Layers whose int16 noise is not below their int8 noise are never chosen; the user's
+   ``budget``; where no single layer removes noise in the mix, the best pair of the best-ranked
+   (:data:`PAIR_POOL`) does.  Layers whose int16 noise is not below their int8 noise are never chosen; the user's
    overrides (``precision=``) are kept as given.  A target is checked on the simulation of the whole
    mix (the per-layer noises are an estimate: they add only roughly), and layers that the target does
    not need are dropped again, costliest first.
@@ -45,6 +46,9 @@ DEFAULT_BUDGET_FACTOR = 1.5
 
 #: Each greedy step simulates this many of the best-ranked candidates in the mix.
 TRIALS_PER_STEP = 3
+
+#: When no single candidate removes noise in the mix, the greedy tries the pairs of this many best-ranked ones.
+PAIR_POOL = 8
 
 
 def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | None = None,
@@ -112,9 +116,23 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
             if best is not None:
                 break
         if best is None:
+            # none alone removes noise in the mix: two neighbours' grids may (the noise of a layer's int8 grid
+            # and of the next one's partly cancel), so try pairs of the best-ranked candidates
+            pool = ranked[:PAIR_POOL]
+            for i, (_, n, trial, extra) in enumerate(pool):
+                for _, n2, _, extra2 in pool[i + 1:]:
+                    both = dict(trial, **{n2: "a16w8"})
+                    added = total(both) - base
+                    if budget is not None and base + added > budget:
+                        continue
+                    removed = current - sim.noise(both)
+                    if removed > 0 and (best is None or removed / max(added, 1.0) > best[0]):
+                        best = (removed / max(added, 1.0), (n, n2), both)
+        if best is None:
             break
         _, n, chosen = best
-        free.remove(n)
+        for m in (n if isinstance(n, tuple) else (n,)):
+            free.remove(m)
         current = sim.noise(chosen)
     # drop what the target does not need, the one saving most instructions first, until none can go
     while target_sqnr is not None and meets(current):
