@@ -18,7 +18,7 @@ with SysTick around the call under ``-icount shift=0`` (instructions exact to on
 (python/tabula/reference/ops/*.py, qmath.table16_apply); a mismatch stops the script.  The CMSIS-NN
 columns are the figures of issue 11 (TFLite Micro + CMSIS-NN v7, -O2, same QEMU boards).
 
-Usage: ``python benchmarks/layers.py [--targets m55,m55-portable,m4] [--seed N]`` (about 30 s).
+Usage: ``python benchmarks/layers.py [--targets m55,m55-portable,m4] [--seed N]`` (about 2 min per target).
 """
 from __future__ import annotations
 
@@ -85,6 +85,39 @@ def layers(rng):
     conv("conv1x1", "conv 1x1 32->64 16x16", 32, 64, 1, [0] * 4)
     conv("conv_first", "first conv 3->8 3x3/2 16x16 pad 0,1", 3, 8, 3, [0, 1, 0, 1], 2)
     conv("conv_pw8", "pointwise 8->16 16x16", 8, 16, 1, [0] * 4)
+
+    # a16w8 CONV2D (tabula_conv2d_s16, int16 in, requantized int16 out) at MobileNetV1-0.25 96x96's shapes,
+    # each next to the int8 kernel codegen calls on the same layer (tabula_conv2d_s8_folded)
+    def mobile(key, desc, hw, cin, cout, k, pad, stride=1):
+        x, w = _i8(rng, (1, hw, hw, cin)), _w8(rng, (cout, k, k, cin))
+        b = rng.integers(-5000, 5000, cout, dtype=np.int32)
+        a = {"pad": list(pad), "stride": [stride] * 2, "dilation": [1, 1], "input_zp": -3, "weight_zp": 0}
+        acc = conv2d.run([x, w, b], a)
+        block, want = _requant(rng, acc)
+        bf = folded_bias(w, b, -3)
+        out.append((f"{key}_s8", f"{desc} int8", "MAC", acc.size // cout * k * k * cin * cout, lambda dev: [(
+            dev.conv2d_folded(x, w, bf, pad=a["pad"], stride=a["stride"], dilation=(1, 1), pad_value=-3,
+                              requant=block), want)]))
+        x16 = rng.integers(-32768, 32767, (1, hw, hw, cin), endpoint=True, dtype=np.int16)
+        b16 = rng.integers(-(2**20), 2**20, cout, dtype=np.int64)
+        a16 = {**a, "input_zp": 0}
+        acc16 = conv2d.run([x16, w, b16], a16)
+        log2 = int(np.log2(np.abs(acc16).max() + 1))
+        block16 = requant.pack(0, -32768, 32767, rng.integers(2**14, 2**15, cout), rng.integers(log2, log2 + 2, cout))
+        want16 = requant.reference(acc16, block16, True)
+        out.append((f"{key}_s16", f"{desc} a16w8", "MAC", acc16.size // cout * k * k * cin * cout, lambda dev: [(
+            dev.conv2d(x16, w, b16, **a16, requant=block16),
+            want16)]))
+
+    mobile("mb_first", "mb first conv 1->8 3x3/2 96x96 pad 0,1", 96, 1, 8, 3, [0, 1, 0, 1], 2)
+    mobile("mb_pw8", "mb pw 8->16 48x48", 48, 8, 16, 1, [0] * 4)
+    mobile("mb_pw16", "mb pw 16->32 24x24", 24, 16, 32, 1, [0] * 4)
+    mobile("mb_pw32", "mb pw 32->32 24x24", 24, 32, 32, 1, [0] * 4)
+    mobile("mb_pw32_64", "mb pw 32->64 12x12", 12, 32, 64, 1, [0] * 4)
+    mobile("mb_pw64", "mb pw 64->64 12x12", 12, 64, 64, 1, [0] * 4)
+    mobile("mb_pw128", "mb pw 128->128 6x6", 6, 128, 128, 1, [0] * 4)
+    mobile("mb_pw128_256", "mb pw 128->256 3x3", 3, 128, 256, 1, [0] * 4)
+    mobile("mb_pw256", "mb pw 256->256 3x3", 3, 256, 256, 1, [0] * 4)
 
     def dw(key, desc, c, kh, kw, pad, hw=H, stride=1):
         x, w, b = _i8(rng, (1, hw, hw, c)), _w8(rng, (kh, kw, c, 1)), rng.integers(-5000, 5000, c, dtype=np.int32)

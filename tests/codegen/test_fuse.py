@@ -405,6 +405,60 @@ def test_a_depthwise_boundary_is_one_kernel_call_bit_exact(tmp_path, kernel_lib,
     assert want.dtype == np.dtype(dout) and (want == bounds[0]).any() and (want == bounds[1]).any()
 
 
+def _conv16_boundary_graph(c: int = 5, cout: int = 9):
+    """x int16 [1, 6, 5, c] -> CONV2D 3x3 pad 1 (int48 acc) -> RESCALE to int8 (apply_scale_16, zero point -3)
+    -> CLAMP [-3, 127] (an int8 ReLU) -> y: an int16 layer's conv at a precision boundary of scheme=mixed."""
+    import numpy as np
+
+    from tabula.ir import Graph, Op, Tensor
+
+    rng = np.random.default_rng(13)
+    g = Graph()
+    g.add_tensor(Tensor("x", (1, 6, 5, c), "int16", 0.1, 0))
+    wt = rng.integers(-127, 128, (cout, 3, 3, c)).astype(np.int8)
+    g.add_tensor(Tensor("w", wt.shape, "int8", [0.01] * cout, 0), wt)
+    g.add_tensor(Tensor("b", (cout,), "int48"), rng.integers(-5000, 5000, cout).astype(np.int64))
+    for name, dt in (("acc", "int48"), ("r", "int8"), ("y", "int8")):
+        g.add_tensor(Tensor(name, (1, 6, 5, cout), dt))
+    g.add_op(Op("CONV2D", ["x", "w", "b"], ["acc"], {"pad": [1, 1, 1, 1], "stride": [1, 1], "dilation": [1, 1],
+                                                    "input_zp": 0, "weight_zp": 0}))
+    m, s = rng.integers(2**14, 2**15, cout).tolist(), rng.integers(27, 30, cout).tolist()
+    g.add_op(Op("RESCALE", ["acc"], ["r"], {"input_zp": 0, "output_zp": -3, "multiplier": m, "shift": s,
+                                          "scale32": False}))
+    g.add_op(Op("CLAMP", ["r"], ["y"], {"min": -3, "max": 127}))
+    g.inputs, g.outputs = ["x"], ["y"]
+    return g
+
+
+@pytest.mark.host
+def test_an_int16_conv_boundary_is_one_kernel_call_bit_exact(tmp_path, kernel_lib, rng):
+    """CONV2D on int16, its RESCALE to int8 and the CLAMP: one tabula_conv2d_s16_s8 call with a requant block
+    (no int48 tensor, no RESCALE or CLAMP kernel in model.c), equal on the host to the IR sequence through the
+    reference interpreter on every element."""
+    import numpy as np
+
+    from tabula import requant
+    from tabula.codegen.fusion import fuse_all
+    from tabula.reference.interpreter import run_graph
+
+    g = _conv16_boundary_graph()
+    f = fuse_all(g)
+    assert [o.op for o in f.ops] == ["CONV2D"] and f.ops[0].attrs["requant"]
+    assert f.ops[0].outputs == ["y"] and "acc" not in f.tensors and "r" not in f.tensors
+    block = requant.unpack(f.constants[f.ops[0].inputs[3]])
+    assert (block.output_zp, block.out_min, block.out_max) == (-3, -3, 127)
+    c = generate(g, tmp_path).model_c.read_text()
+    assert c.count("tabula_conv2d_s16_s8(") == 1 and "tabula_rescale" not in c and "tabula_clamp" not in c
+    x = rng.integers(-32768, 32767, g.tensors["x"].shape, endpoint=True).astype(np.int16)
+    want = run_graph(g, [x])[0]
+    a = g.ops[0].attrs
+    got = kernel_lib.conv2d(x, g.constants["w"], g.constants["b"], pad=a["pad"], stride=a["stride"],
+                            dilation=a["dilation"], input_zp=0, weight_zp=0,
+                            requant=f.constants[f.ops[0].inputs[3]], out_dtype="int8")
+    np.testing.assert_array_equal(got, want)
+    assert want.dtype == np.int8 and (want == -3).any() and (want == 127).any()
+
+
 def _conv_boundary_graph(weight_zp: int = 0, c: int = 6, cout: int = 10, shifts=(33, 36)):
     """x int8 [1, 5, 7, c] -> CONV2D 3x3 pad 1 (int32 acc) -> RESCALE to int16 -> CLAMP [0, 32767] (an int16
     ReLU) -> y: an int8 layer's conv at a precision boundary of scheme=mixed."""

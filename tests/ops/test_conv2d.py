@@ -520,6 +520,108 @@ def test_conv2d_s16_vector_epilogue_on_every_target(kernels_on, rng, target):
     assert (flat == 32767).any() and (flat == -32768).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.5
 
 
+# int16 x int8 with 32-bit accumulators (Helium: tabula_conv2d_s16_mve.h, taken when every sum provably fits
+# int32, |bias| + 32768 sum |w| < 2^31, and every shift is in [17, 46]): 2 pixels x 2 output channels per
+# pass over the NHWC rows (1x1, stride 1, no padding) or one output row's gathered fields, an odd last
+# channel and pixel alone; rows of a multiple of 16 values (the unrolled loop) and not (the tail-predicated
+# one).  Cases: Cin and Cout 1, 3, 7, 8, 9, 17 (channel tails), 16 / 32 (unrolled), odd pixel counts, the
+# first conv of a MobileNet (1 channel, 3x3, stride 2, padding (0,1,0,1) and (1,1,1,1)), 1x1 with padding
+# and stride 2 (gathered 1x1 fields), 3x3 over 8 channels, 2 batch items, a 1-pixel map, more than one
+# tile of 64 channels (70), inputs at the int16 ends (outputs saturating at both ends), exact rounding
+# ties (multiplier 2^14, shift 17: acc / 8, an eighth of them x.5), no bias, a clamp inside the range; then the fallbacks, still exact: a bias or weights that break the int32 bound, a
+# row of 512 whose cheap bound fails but whose weights pass it (the fast path at its longest row), a
+# shift of 16 or 47.
+# (N, H, W, Cin, Cout, KH, KW, pad, stride, inputs: random / ends / small, block: random / ties / clamp,
+#  bias: small / none / huge / bound / weights, shifts)
+S16_FAST_CASES = [
+    *[(1, 3, 5, cin, cout, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small", None)
+      for cin, cout in ((1, 1), (3, 7), (7, 3), (8, 16), (9, 8), (17, 9), (16, 17), (32, 9), (8, 1))],
+    (1, 3, 3, 16, 32, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "small", None),      # 9 pixels, ends
+    (2, 2, 3, 32, 8, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "small", None),       # 2 batch items
+    (1, 1, 1, 24, 70, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small", None),     # 1 pixel, 2 tiles
+    (1, 4, 5, 64, 70, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small", None),     # 2 tiles
+    (1, 9, 9, 1, 8, 3, 3, (0, 1, 0, 1), (2, 2), "random", "random", "small", None),       # first conv
+    (1, 10, 7, 1, 9, 3, 3, (1, 1, 1, 1), (2, 2), "ends", "random", "small", None),        # first conv, pad 1
+    (1, 6, 5, 3, 7, 3, 3, (1, 1, 1, 1), (1, 1), "random", "random", "small", None),
+    (1, 5, 6, 8, 3, 3, 3, (1, 1, 1, 1), (2, 1), "ends", "random", "small", None),
+    (1, 5, 5, 7, 17, 1, 1, (1, 0, 0, 1), (2, 2), "random", "random", "small", None),      # 1x1, pad, stride
+    (1, 10, 10, 16, 9, 3, 3, (1, 1, 1, 1), (1, 1), "small", "ties", "small", None),      # K = 144, ties
+    (1, 4, 5, 9, 6, 1, 1, (0, 0, 0, 0), (1, 1), "small", "ties", "none", None),          # no bias, ties
+    (1, 5, 3, 48, 4, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small", None),      # K = 48
+    (1, 4, 4, 8, 10, 3, 3, (1, 1, 1, 1), (1, 1), "ends", "clamp", "small", None),         # clamp in range
+    (1, 3, 3, 512, 4, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "bound", None),       # K = 512 fast
+    (1, 3, 3, 512, 4, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "weights", None),     # > int32: 64-bit
+    (1, 3, 3, 8, 5, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "huge", None),          # bias near 2^31
+    (1, 3, 5, 8, 6, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small", {2: 16}),    # shift 16
+    (1, 3, 3, 3, 6, 3, 3, (1, 1, 1, 1), (1, 1), "random", "random", "small", {5: 47}),    # shift 47
+]
+
+
+def _s16_fast_case(rng, case):
+    """x, w, b, attrs and the requant block of one S16_FAST_CASES case."""
+    n, h, w, cin, cout, kh, kw, pad, stride, inputs, kind, bias, shifts = case
+    shape = (n, h, w, cin)
+    if inputs == "ends":
+        x = rng.choice(np.array([-32768, 32767], np.int16), shape)
+    elif inputs == "small":
+        x = rng.integers(-40, 40, shape, endpoint=True, dtype=np.int16)
+    elif inputs == "tiny":
+        x = rng.integers(-2, 2, shape, endpoint=True, dtype=np.int16)
+    else:
+        x = rng.integers(-32768, 32767, shape, endpoint=True, dtype=np.int16)
+    wt = weights8(rng, (cout, kh, kw, cin))
+    b = rng.integers(-(2**20), 2**20, cout, dtype=np.int64)
+    if bias == "none":
+        b = None
+    elif bias == "huge":
+        b[1] = 2**31 - 5  # the bound fails: the 64-bit path
+    elif bias == "bound":
+        wt = rng.integers(-3, 3, wt.shape, endpoint=True).astype(np.int8)  # 512 << 22 is 2^31: summed, it fits
+    elif bias == "weights":
+        wt[2] = -128  # 32768 * 128 * 512 = 2^31: the bound fails, and the sums do leave int32
+        x[..., :] = -32768
+        b[2] = 1000
+    a = _attrs(pad, stride, (1, 1), 0, 0)
+    acc = conv2d.run([x, wt, np.zeros(cout, np.int64) if b is None else b], a)
+    if kind == "ties":  # acc / 8 rounded half up; the bias small enough that it does not saturate
+        acc = conv2d.run([x, wt, np.zeros(cout, np.int64) if b is None else b // 64], a)
+        b = None if b is None else b // 64
+        block = requant.pack(0, -32768, 32767, [2**14] * cout, [17] * cout)
+    elif kind == "clamp":
+        block = requant_block16(rng, acc)
+        block = requant.pack(0, -1000, 6000, *[[int(v) for v in f] for f in _ms(block, cout)])
+    else:
+        block = requant_block16(rng, acc, -32768, shifts)
+    return x, wt, b, a, acc, block
+
+
+def _ms(block, cout):
+    r = requant.unpack(block)
+    return [r.multiplier[:cout], r.shift[:cout]]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s16_int32_accumulators_on_every_target(kernels_on, rng, target):
+    cases, outs, accs = [], [], []
+    for case in S16_FAST_CASES:
+        x, wt, b, a, acc, block = _s16_fast_case(rng, case)
+        want = requant.reference(acc, block, True)
+        outs.append((case, want))
+        accs.append((case, acc))
+        cases += [(f"{case} requant", lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.conv2d(x, wt, b, **a, requant=r),
+                   want),
+                  (f"{case} acc", lambda lib, x=x, wt=wt, b=b, a=a: lib.conv2d(x, wt, b, **a, requant=None), acc)]
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for _, o in outs])
+    assert (flat == 32767).any() and (flat == -32768).any() and ((flat > -32768) & (flat < 32767)).mean() > 0.5
+    ties = np.concatenate([acc.reshape(-1) for case, acc in accs if case[10] == "ties"])
+    assert ((ties % 8 == 4) & (np.abs(ties) < 8 * 32767)).sum() > 50  # exact ties of acc / 8, not saturated
+    big = [acc for case, acc in accs if case[11] == "weights"][0]
+    assert np.abs(big).max() >= 2**31  # the fallback case's sums really leave int32
+    clamp = [o for case, o in outs if case[10] == "clamp"][0]
+    assert clamp.min() == -1000 and clamp.max() == 6000
+
+
 @pytest.mark.parametrize("target", kernel_targets("m4", "m4-noasm", "m33"))
 def test_conv2d_dsp_path_wraps_like_the_portable_path(kernels_on, rng, target):
     """Sums beyond int32 (outside the IR contract, which proves they fit): bias 2^31 - 1000, then
@@ -603,4 +705,68 @@ def test_conv2d_s8_s16_folded_refuses_a_missing_or_bad_block(kernel_lib, rng):
     out = np.full(acc.shape, 0x5A, np.int16)
     with pytest.raises(kl.KernelError):
         kernel_lib.call("tabula_conv2d_s8_s16_folded", win, 5, x, 2, wt, bf, None, out)
+    assert (out == 0x5A).all()
+
+
+# ---- precision boundary: tabula_conv2d_s16_s8 ------------------------------------------------------------
+# The a16w8 conv requantized to int8 (a scheme=mixed boundary; the int8 zero point any), on every target,
+# bit-exact with the reference then RESCALE (int48 -> int8) then CLAMP: Helium's 32-bit path (1x1 rows,
+# channel tails, 2 batch items, the first conv 1 -> 8 3x3/2, 3x3 with padding, ties: multiplier 2^14 and
+# shifts 17-19) and the portable loop it falls back to (edges: shifts 2, 33 and 62; a bias near 2^31).
+# (N, H, W, Cin, Cout, KH, KW, pad, stride, inputs, block kind, bias)
+S16_S8_CASES = [
+    (1, 3, 5, 16, 17, 1, 1, (0, 0, 0, 0), (1, 1), "random", "random", "small"),
+    (2, 2, 3, 32, 7, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "small"),
+    (1, 3, 3, 9, 3, 1, 1, (0, 0, 0, 0), (1, 1), "tiny", "ties", "none"),
+    (1, 9, 9, 1, 8, 3, 3, (0, 1, 0, 1), (2, 2), "random", "random", "small"),
+    (1, 7, 6, 3, 9, 3, 3, (1, 1, 1, 1), (1, 1), "tiny", "ties", "none"),
+    (1, 6, 5, 3, 9, 3, 3, (1, 1, 1, 1), (1, 1), "ends", "edges", "small"),
+    (1, 3, 3, 8, 5, 1, 1, (0, 0, 0, 0), (1, 1), "ends", "random", "huge"),
+]
+
+
+@pytest.mark.parametrize("target", kernel_targets())
+def test_conv2d_s16_s8_on_every_target(kernels_on, rng, target):
+    from helpers import requant_block_cross
+
+    cases, outs, ties = [], [], []
+    for case in S16_S8_CASES:
+        x, wt, b, a, acc, _ = _s16_fast_case(rng, (*case[:10], "random", case[11], None))
+        block = requant_block_cross(rng, acc, True, case[10])
+        want = requant.reference(acc, block, True, "int8")
+        outs.append(want)
+        if case[10] == "ties":
+            ties.append(acc.reshape(-1))
+        cases.append((str(case), lambda lib, x=x, wt=wt, b=b, a=a, r=block: lib.conv2d(
+            x, wt, b, **a, requant=r, out_dtype="int8"), want))
+    run_kernel_cases(kernels_on(target), cases)
+    flat = np.concatenate([o.reshape(-1) for o in outs])
+    assert flat.dtype == np.int8 and (flat == -128).any() and (flat == 127).any()
+    assert ((flat > -128) & (flat < 127)).mean() > 0.3
+    assert (np.concatenate(ties) % 8 == 4).sum() > 10  # exact ties of acc / 8 (shift 17) went through the rounding
+
+
+@pytest.mark.host
+def test_conv2d_s16_s8_refuses_a_missing_or_bad_block(kernel_lib, rng):
+    from helpers import requant_block_cross
+
+    from tabula.harness import host as kl
+
+    x, wt, b, a, acc, _ = _s16_fast_case(rng, (1, 4, 4, 3, 5, 3, 3, (1, 1, 1, 1), (1, 1), "random", "random",
+                                               "small", None))
+    r = requant.unpack(requant_block_cross(rng, acc, True))
+    call = lambda blk: kernel_lib.conv2d(x, wt, b, **a, requant=blk, out_dtype="int8")  # noqa: E731
+    ok = requant.pack(-128, -128, 127, r.multiplier, r.shift)  # an int8 zero point at its end: allowed
+    np.testing.assert_array_equal(call(ok), requant.reference(acc, ok, True, "int8"))
+    for blk in (requant.pack(128, -128, 127, r.multiplier, r.shift),
+                requant.pack(0, -129, 127, r.multiplier, r.shift),
+                requant.pack(0, -128, 128, r.multiplier, r.shift),
+                requant.pack(0, -128, 127, [2**15, *r.multiplier[1:]], r.shift),   # int48's multiplier limit
+                requant.pack(0, -128, 127, r.multiplier, [63, *r.shift[1:]])):
+        with pytest.raises(kl.KernelError):
+            call(blk)
+    win = kl.KernelLib.window(x.shape, acc.shape[1:3], (3, 3), (1, 1), (1, 1), (1, 1, 1, 1))
+    out = np.full(acc.shape, 0x5A, np.int8)
+    with pytest.raises(kl.KernelError):
+        kernel_lib.call("tabula_conv2d_s16_s8", win, 5, x, wt, 0, b, None, out)
     assert (out == 0x5A).all()

@@ -4,6 +4,11 @@
  * this file:
  *     TABULA_FN          the kernel's name
  *     TABULA_CONV_WIDE   0: int8 x int8 -> int32; 1: int16 x int8 -> int48 held in int64_t (a16w8)
+ *     TABULA_CONV_CROSS  (optional, default 0) 1 with TABULA_CONV_WIDE: the precision boundary's kernel
+ *                        (_s16_s8: int48 -> int8), which requires a requant block (NULL is TABULA_ERR_ARG),
+ *                        checks its bounds against int8 (TABULA_REQUANT_INVALID_X) and stores int8 --
+ *                        Helium: through tabula_conv2d_s16_mve.h where it applies, else the portable loop
+ *                        (the 64-bit Helium and the DSP paths store int16 only)
  * Everything else follows from it: the input type, the accumulator (int32 modulo 2^32, int48 in a
  * uint64 modulo 2^64), the requantization (apply_scale_32 to int8, apply_scale_16 to int16), the input
  * zero point (int8 only: int16 activations are symmetric), the Helium dot product and the DSP path.
@@ -18,7 +23,9 @@
  * Helium (MVE, Cortex-M55): with weight_zp == 0 and a patch of at most TABULA_CONV_PATCH_MAX elements,
  * each output pixel's receptive field is gathered once into a contiguous patch (padded taps hold
  * input_zp, so they contribute (zp - zp) w = 0).  int8: every output channel is one predicated dot
- * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8): the field is a row
+ * product over it (VMLADAVA: acc = bias + sum x w - input_zp sum w).  int16 (a16w8) with requant, every
+ * shift in [17, 46] and every sum provably within int32: tabula_conv2d_s16_mve.h (32-bit accumulators, 2
+ * pixels x 2 output channels per pass over the NHWC rows or gathered fields); otherwise the field is a row
  * of the input itself when it can be (a 1xk window inside the input), else gathered (conv_field16_mve),
  * then tabula_gemv_s16_mve (tabula_mve.h): two output channels per input-vector load (VMLALDAVA into
  * 64-bit accumulators started at the bias, 3 loads + 2 MACs per 16 MACs) and the int48 requantization
@@ -43,17 +50,27 @@
 
 #include <string.h>
 
+#ifndef TABULA_CONV_CROSS
+#define TABULA_CONV_CROSS 0
+#endif
+
 #include "tabula_conv2d_dsp.h"
 #include "tabula_mve.h"
 
 #if TABULA_CONV_WIDE
 #define TABULA_CONV_T int16_t
-#define TABULA_CONV_OUT_T int16_t
 #define TABULA_CONV_ACC_T int64_t
 #define TABULA_CONV_ZP_PARAM
 #define TABULA_CONV_ZP_ARG
 #define TABULA_CONV_ZP 0
+#if TABULA_CONV_CROSS
+#define TABULA_CONV_OUT_T int8_t
+#define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi)                                              \
+    TABULA_STORE_REQ48(output, at, acc, rq, o, zp, lo, hi, int8_t)
+#else
+#define TABULA_CONV_OUT_T int16_t
 #define TABULA_CONV_STORE(output, at, acc, rq, o, zp, lo, hi) TABULA_STORE_ACC48(output, at, acc, rq, o, zp, lo, hi)
+#endif
 #else
 #define TABULA_CONV_T int8_t
 #define TABULA_CONV_OUT_T int8_t
@@ -103,9 +120,11 @@ static const int16_t *conv_field16_mve(const tabula_window *win, const int16_t *
     }
     return patch;
 }
+
+#include "tabula_conv2d_s16_mve.h"
 #endif
 
-#if (TABULA_HAVE_MVE && !TABULA_CONV_WIDE) || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
+#if (TABULA_HAVE_MVE && !TABULA_CONV_WIDE) || (TABULA_HAVE_DSP && TABULA_CONV_WIDE && !TABULA_CONV_CROSS)
 #if TABULA_HAVE_MVE
 #define TABULA_CONV_PATCH_MAX 2048
 #else
@@ -166,13 +185,18 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
     int32_t rq_zp = 0, rq_lo = 0, rq_hi = 0;
     if (!tabula_conv_window_ok(win) || out_c < 1 || TABULA_CONV_ZP < TABULA_ZP_MIN(TABULA_CONV_T)
         || TABULA_CONV_ZP > TABULA_ZP_MAX(TABULA_CONV_T) || weight_zp < -128 || weight_zp > 127
-        || TABULA_REQUANT_INVALID(requant, out_c, TABULA_CONV_OUT_T)) {
+        || (TABULA_CONV_CROSS && !requant)
+        || TABULA_REQUANT_INVALID_X(requant, out_c, TABULA_CONV_OUT_T, TABULA_CONV_WIDE)) {
         return TABULA_ERR_ARG;
     }
     TABULA_WINDOW_LOCALS(win);
     TABULA_REQUANT_READ(requant, rq_zp, rq_lo, rq_hi)
 #if TABULA_HAVE_MVE && TABULA_CONV_WIDE
-    if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
+    if (conv16_fast_ok(win, out_c, weight, weight_zp, bias, requant)) { /* tabula_conv2d_s16_mve.h */
+        conv16_fast_mve(win, out_c, input, weight, bias, requant, (TABULA_CONV_OUT_T *)output);
+        return TABULA_OK;
+    }
+    if (!TABULA_CONV_CROSS && weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
         int16_t patch[TABULA_CONV_PATCH_MAX];
         const int vec = requant != 0 && tabula_requant_s16_vec_ok(requant, out_c);
         for (b = 0; b < n; ++b) {
@@ -187,7 +211,7 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
         }
         return TABULA_OK;
     }
-#elif TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE)
+#elif TABULA_HAVE_MVE || (TABULA_HAVE_DSP && TABULA_CONV_WIDE && !TABULA_CONV_CROSS)
     if (weight_zp == 0 && kh * kw * c <= TABULA_CONV_PATCH_MAX) {
         TABULA_CONV_T patch[TABULA_CONV_PATCH_MAX];
         for (b = 0; b < n; ++b) {
@@ -200,7 +224,7 @@ tabula_status TABULA_FN(const tabula_window *win, int32_t out_c, const TABULA_CO
         }
         return TABULA_OK;
     }
-#elif TABULA_HAVE_DSP
+#elif TABULA_HAVE_DSP && !TABULA_CONV_WIDE
     if (weight_zp == 0 && kh * kw * c <= TABULA_DSP_PATCH_MAX) {
         tabula_dsp_conv2d_s8(win, out_c, input, input_zp, input_zp, weight, bias, requant, output);
         return TABULA_OK;

@@ -227,10 +227,12 @@ class KernelLib:
         return Window(n, h, w, c, out_hw[0], out_hw[1], kernel[0], kernel[1], stride[0], stride[1],
                       dilation[0], dilation[1], pad[0], pad[2])
 
-    def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None, requant=None) -> np.ndarray:
+    def conv2d(self, x, w, b, *, pad, stride, dilation, input_zp, weight_zp, out_hw=None, requant=None,
+               out_dtype=None) -> np.ndarray:
         """x [N,H,W,Cin] int8 (tabula_conv2d_s8) or int16 (tabula_conv2d_s16: int64 bias/output,
         ``input_zp`` 0), w [Cout,KH,KW,Cin] int8, b [Cout] or None; pad [t,b,l,r].  ``requant`` (a
-        block packed by :func:`tabula.requant.pack`): the fused epilogue, int8 / int16 out."""
+        block packed by :func:`tabula.requant.pack`): the fused epilogue, int8 / int16 out.  ``out_dtype``
+        int8 (with ``requant``, an int16 x): the precision boundary's tabula_conv2d_s16_s8."""
         x = np.asarray(x)
         wide = x.dtype == np.int16
         if wide and input_zp != 0:
@@ -240,9 +242,12 @@ class KernelLib:
         win = self.window(x.shape, out_hw, w.shape[1:3], stride, dilation, pad)
         shape = (x.shape[0], out_hw[0], out_hw[1], w.shape[0])
         if wide:
-            out = out_like(shape, np.int64 if requant is None else np.int16)
-            self.call("tabula_conv2d_s16", win, w.shape[0], x, w, weight_zp, b, requant, out)
+            name, odt = _requant_out("tabula_conv2d_s16", x.dtype, requant, out_dtype)
+            out = out_like(shape, np.int64 if odt is None else odt)
+            self.call(name, win, w.shape[0], x, w, weight_zp, b, requant, out)
         else:
+            if out_dtype is not None:
+                raise ValueError("tabula_conv2d_s8 has no precision boundary kernel: use conv2d_folded")
             out = out_like(shape, np.int32 if requant is None else np.int8)
             self.call("tabula_conv2d_s8", win, w.shape[0], x, input_zp, w, weight_zp, b, requant, out)
         return out
