@@ -83,14 +83,27 @@ def train(epochs: int, contrast: float, n: int = 2000):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--schemes", default="int8,a16w8,mixed")
-    ap.add_argument("--board", default="corstone300")
-    ap.add_argument("--epochs", type=int, default=3)
-    ap.add_argument("--contrast", type=float, default=0.3)
+    ap.add_argument("--schemes", default="int8,a16w8,mixed", help="comma-separated of int8, a16w8, mixed (default: all)")
+    ap.add_argument("--board", default="corstone300", help="the board to build and run on (default corstone300)")
+    ap.add_argument("--epochs", type=int, default=3, help="training epochs (default 3)")
+    ap.add_argument("--contrast", type=float, default=0.3, help="the figure's brightness over the background (default 0.3)")
     ap.add_argument("--calib", type=int, default=256, help="calibration images")
     ap.add_argument("--test", type=int, default=128, help="test images, each run on the board")
     ap.add_argument("--build-dir", default=str(ROOT / "build" / "mixed_mobilenet"))
     a = ap.parse_args(argv)
+    if a.calib < 1 or a.test < 1:
+        ap.error("--calib and --test need at least one image each")
+    if a.epochs < 1 or not 0 < a.contrast <= 2:
+        ap.error("--epochs needs at least 1 and --contrast a value in (0, 2]")
+    bad = [s for s in a.schemes.split(",") if s not in ("int8", "a16w8", "mixed")]
+    if bad:
+        ap.error(f"--schemes: unknown {', '.join(bad)}; choose from int8, a16w8, mixed")
+    from tabula.boards import load_board
+
+    try:
+        load_board(a.board)
+    except ValueError as e:
+        ap.error(f"--board: {e}")
     import torch
 
     import tabula
@@ -100,8 +113,6 @@ def main(argv=None) -> int:
     d = build_dir / "data"
     d.mkdir(parents=True, exist_ok=True)
     model, acc = train(a.epochs, a.contrast)
-    if a.calib < 1 or a.test < 1:
-        ap.error("--calib and --test need at least one image each")
     xc, _ = data(a.calib, 3, a.contrast)
     xt, _ = data(a.test, 4, a.contrast)
     with torch.no_grad():

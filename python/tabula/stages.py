@@ -200,7 +200,7 @@ def load_exported(model_path: str | Path):
 
 def parse_precision(text: str | None) -> dict[str, str]:
     """``"classifier=a16w8,features.0=int8"`` (SCons ``precision=``, ``--precision``) as a dict; empty
-    text: ``{}``.  StageError for an entry that is not ``key=scheme``."""
+    text: ``{}``.  StageError for an entry that is not ``key=scheme``, or a key given twice with two schemes."""
     out: dict[str, str] = {}
     for part in (text or "").split(","):
         part = part.strip()
@@ -210,7 +210,11 @@ def parse_precision(text: str | None) -> dict[str, str]:
         if not eq or not key.strip() or not value.strip():
             raise StageError(f"precision entry {part!r} is not <module or layer>=<int8|a16w8>, e.g. "
                              "precision=classifier=a16w8,features.0=int8")
-        out[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        if out.get(key, value) != value:
+            raise StageError(f"precision names {key} twice ({out[key]}, then {value}); give each module or layer "
+                             "once")
+        out[key] = value
     return out
 
 

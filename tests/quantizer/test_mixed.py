@@ -328,3 +328,13 @@ def test_scons_refuses_mixed_options_without_the_scheme_in_one_line(tmp_path):
     p = scons("board=host", "scheme=mixed", "precision=classifier", f"build_dir={tmp_path}", check=False)
     assert p.returncode == 2 and "precision entry 'classifier' is not <module or layer>=<int8|a16w8>" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+    p = scons("board=host", "scheme=mixed", "precision=stem.0=a16w8,stem.0=int8", f"build_dir={tmp_path}", check=False)
+    assert p.returncode == 2 and p.stderr.strip().splitlines() == [
+        "scons: precision names stem.0 twice (a16w8, then int8); give each module or layer once"]
+
+
+def test_a_budget_below_every_mix_says_so():
+    c = choose(_AdditiveSim(N8, N16), LAYERS, _cost(COST), {}, budget=300)     # all int8 costs 400
+    assert not c.met and c.precision == {n: "int8" for n in "abcd"}
+    assert "the budget is below the cheapest mix's estimate (400: int8 and the overrides): nothing fits it" in c.table()
+    assert "target" not in c.table().splitlines()[-2]

@@ -81,6 +81,12 @@ class Choice:
         c.met = bool(d.get("met", True))
         return c
 
+    def _not_met(self) -> str:
+        if self.target_sqnr is not None and self.sqnr_mixed < self.target_sqnr:
+            return "; the target is NOT met" + (" within the budget" if self.budget else "")
+        return (f"; the budget is below the cheapest mix's estimate ({self.instructions_mixed:,.0f}: int8 and the "
+                "overrides): nothing fits it")
+
     def table(self) -> str:
         """The per-layer report: scheme, estimated cost, gain and sensitivities, then the totals."""
         def db(v):
@@ -106,7 +112,7 @@ class Choice:
                      f"a16w8 {db(self.sqnr_a16w8).strip()}, mixed {db(self.sqnr_mixed).strip()} dB (weights alone "
                      f"{db(self.sqnr_weights).strip()}); instructions (estimated) int8 {num(self.instructions_int8)}, "
                      f"a16w8 {num(self.instructions_a16w8)}, mixed {num(self.instructions_mixed)}{ratio}"
-                     + ("" if self.met else "; the target is NOT met" + (" within the budget" if self.budget else "")))
+                     + ("" if self.met else self._not_met()))
         lines.append("  (* = set by precision=; gain: SQNR lost by putting a chosen layer back to int8, or gained by "
                      "a layer left int8 alone; alone: this layer's activations / weights quantized, the rest float; instr: the "
                      "estimated instructions of the ops whose kernels run in this layer's dtype -- those that read its output "
