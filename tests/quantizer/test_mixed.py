@@ -338,3 +338,18 @@ def test_a_budget_below_every_mix_says_so():
     assert not c.met and c.precision == {n: "int8" for n in "abcd"}
     assert "the budget is below the cheapest mix's estimate (400: int8 and the overrides): nothing fits it" in c.table()
     assert "target" not in c.table().splitlines()[-2]
+
+
+def test_an_add_of_an_int8_and_an_int16_input_is_charged_as_int16(model):
+    from tabula.quantizer.costs import COSTS, cost_model, node_features
+
+    m, x = model
+    fg = float_graph(m, (x[:1],), None)
+    cost = cost_model(fg, "corstone300")
+    add = next(n for n in fg.graph.nodes if n.name == "add")
+    kind, f = node_features(add, fg)
+    int8, int16 = COSTS["helium"][(kind, "int8")][3], COSTS["helium"][(kind, "int16")][3]
+    assert kind == "add" and f[3] > 0 and int16 > int8
+    base = cost({})[1]["conv2d"]                               # the add is charged to its first input's layer
+    for p in ({"conv2d_2": "a16w8"}, {"add": "a16w8"}):        # the other input int16; the output int16
+        assert cost(p)[1]["conv2d"] - base == pytest.approx((int16 - int8) * f[3])

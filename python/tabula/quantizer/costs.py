@@ -78,11 +78,12 @@ COSTS: dict[str, dict[tuple[str, str], tuple[float, float, float, float]]] = {
 BOUNDARY = {"helium": 10.0, "dsp": 32.0, "portable": 30.0}
 
 #: (op kind, input dtype) whose kernels take a boundary into their epilogue, so that it costs what the layer
-#: costs in its input's dtype: ``tabula_depthwise_conv2d_s16_s8`` (kws's first depthwise int16 -> int8 220,141
+#: costs in its input's dtype -- ``tabula_depthwise_conv2d_s16_s8`` (kws's first depthwise int16 -> int8 220,141
 #: instructions against 229 K in a16w8), ``tabula_conv2d_s16_s8`` (int48 -> int8 in the epilogue of the int16
-#: conv), ``tabula_add_requant_<a>_<b>_<out>`` (a residual ADD of any int8 / int16 mix, 33-61 per element against
-#: 34 / 67 all int8 / int16).  int8 -> int16 fuses only where every shift is 33 or more (``fuse_requant``), which
-#: an int16 output's finer grid seldom gives: charged :data:`BOUNDARY`.
+#: conv) -- or, an ADD, in int16 wherever an input or the output is int16 (``tabula_add_requant_<a>_<b>_<out>``,
+#: one kernel for any int8 / int16 mix: 49-55 per element on ResNet-8's mixes against 34 / 58 all int8 /
+#: int16).  int8 -> int16 fuses only where every shift is 33 or more (``fuse_requant``), which an int16
+#: output's finer grid seldom gives: charged :data:`BOUNDARY`.
 FUSED_BOUNDARY = frozenset({("depthwise", "int16"), ("conv", "int16"), ("add", "int8"), ("add", "int16")})
 
 #: Ops that only move or view data.
@@ -185,16 +186,21 @@ def cost_model(gm: GraphModule, board: str = "corstone300") -> Callable[[dict], 
             reader = owner[src].name
         else:
             reader = owner[n].name
-        items.append((kind, f, reader, owner[n].name, cls in _OWNING))
+        # an ADD of int8 and int16 inputs, or to an int16 output (tabula_add_requant_<a>_<b>_<out>), costs about
+        # what int16 does: ResNet-8's residual s8 + s16 -> s16 54.6 instructions per element (int8 34, int16 58)
+        wide = tuple(owner[a].name for a in n.args if isinstance(a, Node) and a in owner) + (owner[n].name,) \
+            if kind == "add" else ()
+        items.append((kind, f, reader, owner[n].name, cls in _OWNING, wide))
 
     def dt(p: dict, layer: str) -> str:
         return "int16" if p.get(layer, "int8") == "a16w8" else "int8"
 
     def cost(p: dict) -> tuple[float, dict[str, float]]:
         per: dict[str, float] = {}
-        for kind, f, reader, own, owning in items:
+        for kind, f, reader, own, owning, wide in items:
             d_in = dt(p, reader)
-            a, b, c, e = coeffs[(kind, d_in)]
+            d_op = "int16" if any(dt(p, w) == "int16" for w in wide) else d_in
+            a, b, c, e = coeffs[(kind, d_op)]
             v = a * f[0] + b * f[1] + c * f[2] + e * f[3]
             per[reader] = per.get(reader, 0.0) + v
             if owning and dt(p, own) != d_in and (kind, d_in) not in FUSED_BOUNDARY:
