@@ -353,3 +353,16 @@ def test_an_add_of_an_int8_and_an_int16_input_is_charged_as_int16(model):
     base = cost({})[1]["conv2d"]                               # the add is charged to its first input's layer
     for p in ({"conv2d_2": "a16w8"}, {"add": "a16w8"}):        # the other input int16; the output int16
         assert cost(p)[1]["conv2d"] - base == pytest.approx((int16 - int8) * f[3])
+
+
+def test_show_warns_when_the_device_ran_over_the_budget(capsys):
+    from tabula.report import print_precision
+
+    c = choose(_AdditiveSim(N8, N16), LAYERS, _cost(COST), {}, budget=460).to_json()
+    print_precision(c, 450)                                    # within: no warning
+    assert "warning" not in capsys.readouterr().out
+    print_precision(c, 552)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == ("  warning: the device ran 552 instructions per inference, 20 % over the budget 460 (the cost "
+                       "model estimated 451; it misses some kernels' paths: README, Mixed precision); fix: a lower "
+                       "budget= or fewer int16 overrides")

@@ -188,7 +188,7 @@ def print_table(results: dict) -> None:
         for line in npu_lines(results["npu"]):
             print(f"  {line}")
     print_profile(results.get("profile"))
-    print_precision(results.get("precision"))
+    print_precision(results.get("precision"), results.get("instructions_per_inference"))
     groups: dict[tuple, list[dict]] = {}  # the same table at every step of an unrolled recurrence: one line
     for t in results.get("tables") or []:
         key = tuple(t.get(k) for k in ("function", "dtype", "form", "tables", "max_lsb", "mean_lsb"))
@@ -202,16 +202,23 @@ def print_table(results: dict) -> None:
               f"LSB, mean {t.get('mean_lsb', float('nan')):.3f} LSB  ({where})")
 
 
-def print_precision(precision: dict | None) -> None:
+def print_precision(precision: dict | None, measured: float | None = None) -> None:
     """The per-layer lines of a mixed-precision build (``results.json`` ``precision``: the
     :class:`tabula.quantizer.mixed.Choice` of ``precision.json``): each layer's scheme, estimated
-    instructions int8 / int16 and gain, then the totals the choice was made on."""
+    instructions int8 / int16 and gain, then the totals the choice was made on; and, where the device's
+    ``measured`` instructions per inference exceed the choice's budget, a line saying so (the budget is the
+    cost model's estimate, not a bound)."""
     if not precision:
         return
     from ..quantizer.choice import Choice
 
-    for line in Choice.from_json(precision).table().splitlines():
+    choice = Choice.from_json(precision)
+    for line in choice.table().splitlines():
         print(f"  {line}")
+    if measured and choice.budget and measured > choice.budget:
+        print(f"  warning: the device ran {measured:,.0f} instructions per inference, {100 * (measured / choice.budget - 1):.0f} % "
+              f"over the budget {choice.budget:,.0f} (the cost model estimated {choice.instructions_mixed:,.0f}; it misses "
+              "some kernels' paths: README, Mixed precision); fix: a lower budget= or fewer int16 overrides")
 
 
 def link_summary(link: dict) -> str:
