@@ -22,16 +22,17 @@ from helpers import kernel_targets, run_kernel_cases
 TYPES = {"int8": (np.int8, -128, 127), "int16": (np.int16, -32768, 32767)}
 
 
-def _sequence(a: np.ndarray, b: np.ndarray, p) -> np.ndarray:
-    """The IR ops' reference, op by op (strict=False: exact for any value, as the C kernels)."""
-    t = "int8" if a.dtype == np.int8 else "int16"
+def _sequence(a: np.ndarray, b: np.ndarray, p, to: str | None = None) -> np.ndarray:
+    """The IR ops' reference, op by op (strict=False: exact for any value, as the C kernels), for inputs of
+    their own types and an output of type ``to`` (default: ``a``'s)."""
+    to = to or ("int8" if a.dtype == np.int8 else "int16")
     ta = rescale.run([a], {"input_zp": p[0], "output_zp": 0, "multiplier": [p[1]], "shift": [p[2]],
                            "output_dtype": "int32"}, strict=False)
     tb = rescale.run([b], {"input_zp": p[3], "output_zp": 0, "multiplier": [p[4]], "shift": [p[5]],
                            "output_dtype": "int32"}, strict=False)
     acc = (sub if p[6] else add).run([ta, tb], {})
     y = rescale.run([acc], {"input_zp": 0, "output_zp": p[7], "multiplier": [p[10]], "shift": [p[11]],
-                            "output_dtype": t}, strict=False)
+                            "output_dtype": to}, strict=False)
     return clamp.run([y], {"min": p[8], "max": p[9]})
 
 
@@ -169,18 +170,6 @@ MIXED = [c for c in ((ta, tb, to) for ta in TYPES for tb in TYPES for to in TYPE
 BITS = {"int8": 8, "int16": 15}  # |x - zp| < 2^BITS for the type's values and zero points
 
 
-def _mixed_sequence(a: np.ndarray, b: np.ndarray, p, to: str) -> np.ndarray:
-    """The IR ops' reference for inputs of their own types and an output of type ``to``."""
-    ta = rescale.run([a], {"input_zp": p[0], "output_zp": 0, "multiplier": [p[1]], "shift": [p[2]],
-                           "output_dtype": "int32"}, strict=False)
-    tb = rescale.run([b], {"input_zp": p[3], "output_zp": 0, "multiplier": [p[4]], "shift": [p[5]],
-                           "output_dtype": "int32"}, strict=False)
-    acc = (sub if p[6] else add).run([ta, tb], {})
-    y = rescale.run([acc], {"input_zp": 0, "output_zp": p[7], "multiplier": [p[10]], "shift": [p[11]],
-                            "output_dtype": to}, strict=False)
-    return clamp.run([y], {"min": p[8], "max": p[9]})
-
-
 def _mixed_params(rng, combo, kind: str) -> list[int]:
     """As :func:`_params`, each term's shift from its own type's width, the output's from the output's;
     ``kind``: random, zp_low / zp_high (every zero point at its type's end), saturate (most results past
@@ -222,7 +211,7 @@ def test_mixed_c_equals_the_ir_sequence(kernels_on, rng, target, combo):
             if n == 25:  # the types' ends in every pairing
                 a = np.repeat(np.array([TYPES[ta][1], TYPES[ta][2], 0, -1, 1], TYPES[ta][0]), 5)
                 b = np.tile(np.array([TYPES[tb][1], TYPES[tb][2], 0, -1, 1], TYPES[tb][0]), 5)
-            want = _mixed_sequence(a, b, p, to)
+            want = _sequence(a, b, p, to)
             if kind == "saturate" and n > 25:
                 _, qlo, qhi = TYPES[to]
                 assert (want == qlo).any() and (want == qhi).any() and ((want == qlo) | (want == qhi)).mean() > 0.3

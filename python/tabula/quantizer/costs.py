@@ -188,8 +188,9 @@ def cost_model(gm: GraphModule, board: str = "corstone300") -> Callable[[dict], 
             reader = owner[n].name
         # an ADD of int8 and int16 inputs, or to an int16 output (tabula_add_requant_<a>_<b>_<out>), costs about
         # what int16 does: ResNet-8's residual s8 + s16 -> s16 54.6 instructions per element (int8 34, int16 58)
-        wide = tuple(owner[a].name for a in n.args if isinstance(a, Node) and a in owner) + (owner[n].name,) \
-            if kind == "add" else ()
+        wide = ()
+        if kind == "add":
+            wide = (*(owner[a].name for a in n.args if isinstance(a, Node) and a in owner), owner[n].name)
         items.append((kind, f, reader, owner[n].name, cls in _OWNING, wide))
 
     def dt(p: dict, layer: str) -> str:

@@ -132,7 +132,7 @@ def choose(sim, all_layers, cost, forced: dict[str, str], target_sqnr: float | N
             # and of the next one's partly cancel), so try pairs of the best-ranked candidates
             pool = ranked[:PAIR_POOL]
             for i, (_, n, trial, extra) in enumerate(pool):
-                for _, n2, _, extra2 in pool[i + 1:]:
+                for _, n2, _, _ in pool[i + 1:]:
                     both = dict(trial, **{n2: "a16w8"})
                     added = total(both) - base
                     if budget is not None and base + added > budget:
